@@ -1,0 +1,312 @@
+// Package tmux is agentmail's client for the tmux server that hosts the agents.
+//
+// An agent is a tmux window and its address is the window name, but names are
+// never used to target tmux: tmux resolves "-t NAME" by index first, then by
+// exact name, then by prefix and finally by pattern, so "7" can mean the window
+// at index 7, "my" can reach "my win", "-x" reads as an offset and "a:b" as
+// session:window. This package therefore only ever targets pane ids ("%N"),
+// reads names from tmux output, and leaves exact name comparison to Go.
+//
+// The client runs the tmux binary with the process environment. A tmux client
+// talks to the server named by the socket path in $TMUX, so the package needs
+// no socket option: tests point $TMUX at a private server.
+//
+// Client is a concrete type on purpose; packages that use it declare the small
+// interface they need, and their tests use a fake of that interface.
+package tmux
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotInTmux reports that the caller is not inside tmux. Being inside tmux
+// means that $TMUX names a server and $TMUX_PANE names a live pane on it, so
+// this error also matches (through errors.Is) the errors returned when the
+// caller's pane, its session or the whole server has gone away.
+var ErrNotInTmux = errors.New("not running inside tmux")
+
+// Client runs tmux commands on behalf of the agent that owns Pane.
+//
+// The zero value with Pane set is ready to use. A Client holds no state
+// between calls, so it may be used by several goroutines at once.
+type Client struct {
+	// Bin is the tmux binary to run; "" means "tmux" looked up on $PATH.
+	Bin string
+
+	// Pane is the caller's own pane id, "%N", normally taken from $TMUX_PANE.
+	// Session and Alive ask about this pane; Type and Panes do not need it.
+	Pane string
+
+	// EnterDelay is how long Type waits between typing the text and pressing
+	// Enter. Interactive programs such as coding assistants do not always
+	// take an Enter that arrives in the same burst as the text as a submit; a
+	// short pause lets them see it as a key press of its own. Zero means no
+	// pause, which is right for tests and plain line-reading programs.
+	EnterDelay time.Duration
+}
+
+// FromEnv builds a Client from the tmux variables that getenv returns. It
+// takes getenv rather than reading the process environment so that callers
+// and tests can pass any environment.
+//
+// $TMUX must name a socket (tmux writes "<socket>,<pid>,<index>"; a value
+// with an empty socket part would silently reach the default server instead)
+// and $TMUX_PANE must be a pane id such as "%3". Otherwise FromEnv returns an
+// error that wraps ErrNotInTmux and says which variable is wrong. FromEnv runs
+// no command: whether the pane is alive is for Session or Alive to find out.
+func FromEnv(getenv func(string) string) (*Client, error) {
+	tmuxVar := getenv("TMUX")
+	pane := getenv("TMUX_PANE")
+	switch {
+	case tmuxVar == "":
+		return nil, fmt.Errorf("%w: $TMUX is not set", ErrNotInTmux)
+	case strings.HasPrefix(tmuxVar, ","):
+		return nil, fmt.Errorf("%w: $TMUX is %q, which names no tmux socket", ErrNotInTmux, tmuxVar)
+	case pane == "":
+		return nil, fmt.Errorf("%w: $TMUX_PANE is not set", ErrNotInTmux)
+	case !isPaneID(pane):
+		return nil, fmt.Errorf("%w: $TMUX_PANE is %q, not a pane id like %%3", ErrNotInTmux, pane)
+	}
+	return &Client{Pane: pane}, nil
+}
+
+// Alive reports whether the caller's pane, and with it its session and the
+// tmux server, still exists. It returns nil when the pane is alive and an
+// error that wraps ErrNotInTmux when it is gone.
+//
+// tmux 3.3a answers "display -p -t %N" for a pane that no longer exists with
+// exit status 0 and an empty line, so the exit status alone proves nothing:
+// the pane is alive only when tmux prints back its own id. Any other failure
+// (the binary is missing, ctx is done) is returned as it is, so Alive never
+// reports a pane alive that it could not check.
+func (c *Client) Alive(ctx context.Context) error {
+	if !isPaneID(c.Pane) {
+		return fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
+	}
+	out, err := c.run(ctx, "display-message", "-p", "-t", c.Pane, "#{pane_id}")
+	if err != nil {
+		return c.classify(err)
+	}
+	if got := strings.TrimSuffix(out, "\n"); got != c.Pane {
+		return &goneError{msg: fmt.Sprintf("tmux pane %s not found", c.Pane)}
+	}
+	return nil
+}
+
+// Type types text into pane, which must be a pane id ("%N"), and then presses
+// Enter as a key of its own, after EnterDelay.
+//
+// The text is sent with "send-keys -l --" so that it arrives literally: without
+// -l tmux would turn words such as Enter or C-c into key presses, and without
+// -- a text starting with '-' would be parsed as flags. tmux also reads an
+// argument that ends in ';' as a command separator and drops the ';', so a
+// final ';' is escaped as "\;", which tmux turns back into ';'. Characters in
+// text reach the program in the pane as typed; a newline in text is a line
+// break to that program, and may submit the line early.
+func (c *Client) Type(ctx context.Context, pane, text string) error {
+	if !isPaneID(pane) {
+		return fmt.Errorf("tmux: cannot type into %q: not a pane id like %%3", pane)
+	}
+	if _, err := c.run(ctx, "send-keys", "-t", pane, "-l", "--", literalArg(text)); err != nil {
+		return err
+	}
+	if c.EnterDelay > 0 {
+		timer := time.NewTimer(c.EnterDelay)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("tmux: typed into pane %s but did not press Enter: %w", pane, ctx.Err())
+		case <-timer.C:
+		}
+	}
+	_, err := c.run(ctx, "send-keys", "-t", pane, "Enter")
+	return err
+}
+
+// Panes returns the ids of all live panes on the server, in tmux order. The
+// notifier uses it to tell whether a pane it recorded earlier still exists.
+// When the server is gone the error wraps ErrNotInTmux.
+func (c *Client) Panes(ctx context.Context) ([]string, error) {
+	out, err := c.run(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	if err != nil {
+		return nil, c.classify(err)
+	}
+	var panes []string
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		if !isPaneID(line) {
+			return nil, fmt.Errorf("tmux list-panes -a: unexpected output line %q", line)
+		}
+		panes = append(panes, line)
+	}
+	return panes, nil
+}
+
+// run runs tmux with args and returns its standard output. A failure is
+// always a *RunError carrying the argv and the trimmed standard error, because
+// tmux explains itself only on standard error.
+func (c *Client) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, cmp.Or(c.Bin, "tmux"), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		// A process killed because ctx ended reports only "signal: killed";
+		// the context's error says why, and lets callers test for it.
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
+		}
+		return "", &RunError{Args: args, Err: err, Stderr: stderr.String()}
+	}
+	return stdout.String(), nil
+}
+
+// classify turns the failure of a command about the caller's pane into an
+// error that wraps ErrNotInTmux when tmux said that the pane or the server is
+// gone. Other failures are returned unchanged.
+func (c *Client) classify(err error) error {
+	var re *RunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch stderr := re.Stderr; {
+	case strings.Contains(stderr, "can't find pane"):
+		return &goneError{msg: fmt.Sprintf("tmux pane %s not found", c.Pane), err: err}
+	case strings.Contains(stderr, "no server running on"),
+		strings.Contains(stderr, "error connecting to"),
+		// Seen when a command races with kill-server.
+		strings.Contains(stderr, "server exited unexpectedly"):
+		return &goneError{msg: "tmux server is gone", err: err}
+	}
+	return err
+}
+
+// goneError reports that the caller's pane or the tmux server no longer
+// exists. It matches ErrNotInTmux and, when a command failed, unwraps to that
+// command's *RunError too.
+type goneError struct {
+	msg string
+	err error // may be nil: tmux can report a missing pane with success
+}
+
+func (e *goneError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+func (e *goneError) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrNotInTmux}
+	}
+	return []error{ErrNotInTmux, e.err}
+}
+
+// RunError is the error of a tmux command that failed. It keeps everything
+// needed to understand the failure without running the command again.
+type RunError struct {
+	Args   []string // the arguments after the tmux binary
+	Err    error    // the exec error, or the context's error when ctx ended
+	Stderr string   // what tmux wrote on standard error
+}
+
+// Error prints the command, the exit status and tmux's message on one line,
+// for example "tmux list-panes -s -t %9 -F …: exit status 1: can't find pane: %9".
+// A format given with -F is shown as "…": it is the package's own, holds a
+// random marker and would only hide the part that matters.
+func (e *RunError) Error() string {
+	var b strings.Builder
+	b.WriteString("tmux")
+	for i, a := range e.Args {
+		b.WriteByte(' ')
+		if i > 0 && e.Args[i-1] == "-F" {
+			b.WriteString("…")
+			continue
+		}
+		b.WriteString(quoteArg(a))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if msg := oneLine(e.Stderr); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(msg)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error, so that errors.Is finds
+// context.Canceled, exec.ErrNotFound and the like.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// quoteArg shows an argument as is when it is plain, and Go-quoted when it is
+// empty or holds spaces, quotes or control characters, so that the command
+// stays readable and on one line. Long arguments, typically typed messages,
+// are cut short.
+func quoteArg(a string) string {
+	const max = 40
+	if r := []rune(a); len(r) > max {
+		a = string(r[:max]) + "…"
+	}
+	if a == "" || strings.ContainsFunc(a, func(r rune) bool {
+		return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == 0x7f || !strconv.IsPrint(r)
+	}) {
+		return strconv.Quote(a)
+	}
+	return a
+}
+
+// oneLine trims s and joins its non-blank lines with "; ", so that an error
+// message never spans lines.
+func oneLine(s string) string {
+	var lines []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+// literalArg prepares text as the last argument of "send-keys -l --". tmux
+// treats an argument that ends in ';' as the end of a command and drops that
+// ';'; an argument that ends in "\;" instead keeps a literal ';' and loses the
+// backslash. Escaping only the final ';' is therefore exact for every text,
+// including one that already ends in "\;".
+func literalArg(text string) string {
+	if strings.HasSuffix(text, ";") {
+		return text[:len(text)-1] + `\;`
+	}
+	return text
+}
+
+// isPaneID reports whether s is a tmux pane id: '%' followed by digits.
+func isPaneID(s string) bool {
+	return isID(s, '%')
+}
+
+// isID reports whether s is sigil followed by one or more ASCII digits, the
+// shape of tmux pane ("%N"), window ("@N") and session ("$N") ids.
+func isID(s string, sigil byte) bool {
+	if len(s) < 2 || s[0] != sigil {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,611 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options tune a Conn. The zero value is ready to use.
+type Options struct {
+	// Preempt, when non-nil, is called on the reading goroutine for every
+	// notification that arrives on its own line, before it is queued; if it
+	// returns true the notification is consumed there and never reaches the
+	// Handler. It exists for notifications that must act on work already
+	// queued or running, such as a cancellation. It runs concurrently with
+	// the Handler and must not block, since nothing is read meanwhile.
+	// Notifications inside a batch are offered to Preempt on the worker
+	// instead, when the batch runs, because a refused batch must run nothing.
+	Preempt func(req *Request) bool
+
+	// Batch, when non-nil, is called on the worker, in message order, when a
+	// JSON array arrives; true means batches are acceptable right now. Being
+	// called in order, it sees state set by earlier requests, such as the
+	// protocol version chosen by an initialize. When Batch is nil or returns
+	// false, the array gets one error, with id null and CodeInvalidRequest,
+	// and none of its elements run.
+	Batch func() bool
+
+	// Logf, when non-nil, receives diagnostic lines: invalid messages,
+	// dropped answers and recovered panics.
+	Logf func(format string, args ...any)
+
+	// Grace bounds how long queued and running requests may still be
+	// answered after the input ends or the context passed to Serve is
+	// cancelled. Zero means one second; a negative value means no wait.
+	Grace time.Duration
+}
+
+// queueLen is how many messages may wait for the worker before the reader
+// stops reading. It is large enough that a client never has to wait in
+// practice, and bounded so a flood cannot claim unbounded memory.
+const queueLen = 1024
+
+// Errors the connection itself answers with.
+var (
+	errTooLarge      = invalidRequest("message exceeds the 65536-byte line limit")
+	errEmptyBatch    = invalidRequest("empty batch")
+	errNoBatch       = invalidRequest("JSON-RPC batching is not supported")
+	errDuplicateID   = invalidRequest("duplicate id of a request in progress")
+	errPanic         = &Error{Code: CodeInternalError, Message: "Internal error: the handler panicked"}
+	errBadResult     = &Error{Code: CodeInternalError, Message: "Internal error: the result is not a JSON object"}
+	errEncodedResult = &Error{Code: CodeInternalError, Message: "Internal error: the result cannot be encoded"}
+)
+
+// Conn serves JSON-RPC on one input and one output stream.
+type Conn struct {
+	r   *Reader
+	w   io.Writer
+	h   Handler
+	opt Options
+
+	// mu guards inflight and the cancel and cancelled fields of the calls
+	// in it. Requests enter the map when they are read and leave it when
+	// their answer is committed or they are cancelled, so the map holds
+	// exactly the requests a duplicate id or a Cancel can still refer to.
+	mu       sync.Mutex
+	inflight map[string]*call
+
+	wmu    sync.Mutex // serialises writes so that each line goes out whole
+	closed bool       // set when Serve returns: nothing is written after that
+	werr   error      // the first write error; the stream is unusable after it
+
+	// out and enc belong to the worker goroutine, which reuses them for
+	// every answer. enc does not escape HTML, so "<" stays "<" on the wire.
+	out bytes.Buffer
+	enc *json.Encoder
+
+	served atomic.Bool // Serve has been called
+}
+
+// call is one message on its way from the reader to the worker.
+type call struct {
+	req   Request
+	key   string          // string(req.ID) when the request is in Conn.inflight
+	err   *Error          // when set, the message was invalid and err is its whole answer
+	errID json.RawMessage // the id to echo with err; nil means null
+
+	isBatch bool
+	batch   []*call // the elements of a batch that need handling, in order
+
+	cancel    context.CancelFunc // set when the handler starts
+	cancelled bool               // Cancel was called: run nothing more and answer nothing
+}
+
+// NewConn returns a Conn that reads messages from r, passes them to h and
+// writes answers to w.
+func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
+	c := &Conn{
+		r:        NewReader(r),
+		w:        w,
+		h:        h,
+		opt:      opt,
+		inflight: make(map[string]*call),
+	}
+	c.enc = json.NewEncoder(&c.out)
+	c.enc.SetEscapeHTML(false)
+	return c
+}
+
+// Serve reads until EOF or ctx is done. It may be called only once; a second
+// call returns an error at once.
+// Requests are handled one at a time, in arrival order, by a single worker
+// goroutine, so answers come out in order, while one reader goroutine keeps
+// reading, so cancellation and duplicate-id checks see work that is queued or
+// running.
+//
+// On EOF, or when ctx is done, Serve stops reading and lets the requests
+// already read finish and be answered for up to Options.Grace. Then it
+// cancels the contexts of handlers still running, discards their answers and
+// returns nil after EOF, ctx.Err() after cancellation, or the read error. It
+// never writes anything after it returns.
+//
+// A request is in progress from the moment it is read until its answer is
+// committed or it is cancelled; a request arriving meanwhile with the same
+// id is answered with CodeInvalidRequest and id null, and the original is
+// unaffected. The elements of a batch are in progress from when the array is
+// read, even while Options.Batch has yet to decide on it. When queueLen
+// (1024) messages are waiting for the worker, the reader pauses until one is
+// taken.
+//
+// The handlers' contexts carry ctx's values but are not cancelled with it,
+// so that a shutdown lets them finish within the grace period.
+//
+// A Read cannot be interrupted, so after ctx is cancelled the reader
+// goroutine may stay blocked in Read on an input that never ends; it exits,
+// without acting on what it reads, once Read returns. The process is expected
+// to exit or close the input. A handler that ignores its context likewise
+// keeps the worker goroutine until it returns.
+func (c *Conn) Serve(ctx context.Context) error {
+	if c.served.Swap(true) {
+		return errors.New("jsonrpc: Serve called twice")
+	}
+	hctx, halt := context.WithCancel(context.WithoutCancel(ctx))
+	defer halt()
+
+	queue := make(chan *call, queueLen)
+	stop := make(chan struct{}) // closed when reading must stop early
+	readDone := make(chan error, 1)
+	workDone := make(chan struct{})
+	go c.read(queue, stop, readDone)
+	go c.work(hctx, queue, stop, workDone)
+
+	var err error
+	select {
+	case err = <-readDone:
+		if err == io.EOF {
+			err = nil
+		} else if err != nil {
+			err = fmt.Errorf("jsonrpc: read: %w", err)
+		}
+	case <-ctx.Done():
+		close(stop)
+		err = ctx.Err()
+	}
+
+	grace := c.opt.Grace
+	if grace == 0 {
+		grace = time.Second
+	}
+	if grace > 0 {
+		t := time.NewTimer(grace)
+		select {
+		case <-workDone:
+		case <-t.C:
+			c.logf("jsonrpc: gave up on unanswered requests after %v", grace)
+		}
+		t.Stop()
+	}
+
+	// Close the output before cancelling the handlers, so that no answer
+	// produced by the cancellation can slip out.
+	c.wmu.Lock()
+	c.closed = true
+	c.wmu.Unlock()
+	halt()
+	return err
+}
+
+// Cancel drops the answer of the queued or running request with this id
+// (byte-exact match) and cancels the context passed to its handler; a request
+// still queued never runs. The id is free for a new request at once, since
+// the cancelled one can no longer be answered. Unknown ids, and requests
+// already answered, are ignored. Cancel may be called from any goroutine,
+// including Preempt and handlers.
+func (c *Conn) Cancel(id json.RawMessage) {
+	c.mu.Lock()
+	cl := c.inflight[string(id)]
+	if cl == nil {
+		c.mu.Unlock()
+		return
+	}
+	cl.cancelled = true
+	c.forget(cl)
+	cancel := cl.cancel
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Notify writes a notification line. params is omitted when nil. It returns
+// ErrClosed once Serve has returned.
+func (c *Conn) Notify(method string, params any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"jsonrpc":"2.0","method":`)
+	if err := enc.Encode(method); err != nil {
+		return fmt.Errorf("jsonrpc: notify %s: %w", method, err)
+	}
+	buf.Truncate(buf.Len() - 1)
+	if params != nil {
+		buf.WriteString(`,"params":`)
+		if err := enc.Encode(params); err != nil {
+			return fmt.Errorf("jsonrpc: notify %s: %w", method, err)
+		}
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteString("}\n")
+	return c.write(buf.Bytes())
+}
+
+// read runs on the reader goroutine. It decodes each frame, registers
+// requests in inflight and queues what the worker must do. It sends its final
+// error on done and closes queue when it stops.
+func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error) {
+	defer close(queue)
+	for {
+		frame, err := c.r.Next()
+		select {
+		case <-stop:
+			done <- nil
+			return
+		default:
+		}
+		var cl *call
+		switch {
+		case err == nil:
+			cl = c.accept(frame)
+		case errors.Is(err, ErrFrameTooLarge):
+			c.logf("jsonrpc: %v", err)
+			cl = &call{err: errTooLarge}
+		default:
+			done <- err
+			return
+		}
+		if cl == nil {
+			continue
+		}
+		select {
+		case queue <- cl:
+		case <-stop:
+			done <- nil
+			return
+		}
+	}
+}
+
+// accept turns one frame into the call the worker must handle, or nil when
+// there is nothing to do.
+func (c *Conn) accept(frame []byte) *call {
+	if err := checkJSON(frame); err != nil {
+		c.logf("jsonrpc: %s", err.Message)
+		return &call{err: err}
+	}
+	if i := skipSpace(frame, 0); frame[i] != '[' {
+		return c.acceptOne(frame, false)
+	}
+	elems := splitArray(frame)
+	if len(elems) == 0 {
+		c.logf("jsonrpc: %s", errEmptyBatch.Message)
+		return &call{err: errEmptyBatch}
+	}
+	b := &call{isBatch: true, batch: make([]*call, 0, len(elems))}
+	for _, e := range elems {
+		if cl := c.acceptOne(e, true); cl != nil {
+			b.batch = append(b.batch, cl)
+		}
+	}
+	return b
+}
+
+// acceptOne decodes one message, on its own line or inside a batch.
+func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
+	cl := new(call)
+	id, isResponse, err := decodeObject(&cl.req, b, inBatch)
+	switch {
+	case err != nil:
+		c.logf("jsonrpc: %s", err.Message)
+		cl.err, cl.errID = err, id
+		return cl
+	case isResponse:
+		return nil
+	case cl.req.ID == nil:
+		if !inBatch && c.opt.Preempt != nil && c.opt.Preempt(&cl.req) {
+			return nil
+		}
+		return cl
+	}
+	key := string(cl.req.ID)
+	c.mu.Lock()
+	_, dup := c.inflight[key]
+	if !dup {
+		cl.key = key
+		c.inflight[key] = cl
+	}
+	c.mu.Unlock()
+	if dup {
+		// The answer carries id null: with the original's id it would look
+		// like an answer to the original.
+		c.logf("jsonrpc: duplicate id %s", key)
+		return &call{err: errDuplicateID}
+	}
+	return cl
+}
+
+// work runs on the worker goroutine and handles queued calls in order until
+// the queue is closed, or is empty after stop, or ctx is cancelled.
+func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		var cl *call
+		var ok bool
+		select {
+		case cl, ok = <-queue:
+		case <-stop:
+			select {
+			case cl, ok = <-queue:
+			default:
+			}
+		}
+		if !ok || ctx.Err() != nil {
+			return
+		}
+		switch {
+		case cl.err != nil:
+			c.out.Reset()
+			c.appendError(cl.errID, cl.err)
+			c.writeOut()
+		case cl.isBatch:
+			c.runBatch(ctx, cl)
+		case cl.req.ID == nil:
+			c.invoke(ctx, &cl.req)
+		default:
+			c.runRequest(ctx, cl)
+		}
+	}
+}
+
+// runRequest handles one request that arrived on its own line.
+func (c *Conn) runRequest(ctx context.Context, cl *call) {
+	rctx, ok := c.start(ctx, cl)
+	if !ok {
+		return
+	}
+	result, err := c.invoke(rctx, &cl.req)
+	cl.cancel()
+	if !c.commit(cl) {
+		return
+	}
+	c.out.Reset()
+	c.appendAnswer(cl.req.ID, result, err)
+	c.writeOut()
+}
+
+// runBatch handles a batch: it runs each element in order and writes the
+// answers to its requests as one array.
+func (c *Conn) runBatch(ctx context.Context, b *call) {
+	if c.opt.Batch == nil || !c.opt.Batch() {
+		c.mu.Lock()
+		for _, e := range b.batch {
+			c.forget(e)
+		}
+		c.mu.Unlock()
+		c.out.Reset()
+		c.appendError(nil, errNoBatch)
+		c.writeOut()
+		return
+	}
+
+	answers := make([][]byte, len(b.batch))
+	for i, e := range b.batch {
+		if ctx.Err() != nil {
+			break // Serve has given up; nothing more may run.
+		}
+		switch {
+		case e.err != nil:
+			c.out.Reset()
+			c.appendError(e.errID, e.err)
+			answers[i] = bytes.Clone(c.out.Bytes())
+		case e.req.ID == nil:
+			if c.opt.Preempt == nil || !c.opt.Preempt(&e.req) {
+				c.invoke(ctx, &e.req)
+			}
+		default:
+			rctx, ok := c.start(ctx, e)
+			if !ok {
+				continue
+			}
+			result, err := c.invoke(rctx, &e.req)
+			e.cancel()
+			c.out.Reset()
+			c.appendAnswer(e.req.ID, result, err)
+			answers[i] = bytes.Clone(c.out.Bytes())
+		}
+	}
+
+	// The requests stay in flight until the whole array is committed, so a
+	// Cancel that arrives after an element finished still drops its answer.
+	c.mu.Lock()
+	for i, e := range b.batch {
+		if e.cancelled {
+			answers[i] = nil
+		}
+		c.forget(e)
+	}
+	c.mu.Unlock()
+
+	c.out.Reset()
+	for _, a := range answers {
+		if a == nil {
+			continue
+		}
+		if c.out.Len() == 0 {
+			c.out.WriteByte('[')
+		} else {
+			c.out.WriteByte(',')
+		}
+		c.out.Write(a)
+	}
+	if c.out.Len() == 0 {
+		return // only notifications, or everything was cancelled
+	}
+	c.out.WriteByte(']')
+	c.writeOut()
+}
+
+// start gives a request its own cancellable context just before its handler
+// runs. It reports false, and forgets the request, if it was cancelled while
+// queued.
+func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.cancelled {
+		c.forget(cl)
+		return nil, false
+	}
+	ctx, cl.cancel = context.WithCancel(ctx)
+	return ctx, true
+}
+
+// commit removes a finished request from inflight and reports whether it
+// must still be answered. Once it is removed a Cancel no longer finds it,
+// so this is the point at which the answer is decided.
+func (c *Conn) commit(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forget(cl)
+	return !cl.cancelled
+}
+
+// forget removes cl from inflight if it is there. c.mu must be held.
+func (c *Conn) forget(cl *call) {
+	if cl.key != "" && c.inflight[cl.key] == cl {
+		delete(c.inflight, cl.key)
+	}
+}
+
+// invoke calls the handler, turning a panic into an internal error so that
+// one bad request does not end the connection.
+func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logf("jsonrpc: panic in handler for %q: %v\n%s", req.Method, p, debug.Stack())
+			result, err = nil, errPanic
+		}
+	}()
+	return c.h(ctx, req)
+}
+
+// appendAnswer appends the response object for a handler's return values to
+// c.out, without a newline. The envelope is written by hand so that the id
+// bytes go out exactly as received and the keys keep a fixed order.
+func (c *Conn) appendAnswer(id json.RawMessage, result any, err error) {
+	if err != nil {
+		c.appendError(id, toError(err))
+		return
+	}
+	start := c.out.Len()
+	c.appendHead(id)
+	c.out.WriteString(`,"result":`)
+	if result == nil {
+		c.out.WriteString("{}}")
+		return
+	}
+	mark := c.out.Len()
+	if err := c.enc.Encode(result); err != nil {
+		c.out.Truncate(start)
+		c.logf("jsonrpc: cannot encode the result for id %s: %v", idText(id), err)
+		c.appendError(id, errEncodedResult)
+		return
+	}
+	c.out.Truncate(c.out.Len() - 1) // the newline Encode adds
+	switch c.out.Bytes()[mark] {
+	case '{':
+	case 'n':
+		// A nil map or pointer; it means "nothing to say", like a nil result.
+		c.out.Truncate(mark)
+		c.out.WriteString("{}")
+	default:
+		c.out.Truncate(start)
+		c.logf("jsonrpc: the result for id %s is not a JSON object", idText(id))
+		c.appendError(id, errBadResult)
+		return
+	}
+	c.out.WriteByte('}')
+}
+
+// wireError is the JSON form of an Error.
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// appendError appends an error response object to c.out, without a newline.
+func (c *Conn) appendError(id json.RawMessage, e *Error) {
+	c.appendHead(id)
+	c.out.WriteString(`,"error":`)
+	mark := c.out.Len()
+	w := &wireError{Code: e.Code, Message: e.Message, Data: e.Data}
+	if err := c.enc.Encode(w); err != nil {
+		// Only Data can fail to encode; the code and message still matter.
+		c.out.Truncate(mark)
+		c.logf("jsonrpc: cannot encode the error data for id %s: %v", idText(id), err)
+		w.Data = nil
+		c.enc.Encode(w)
+	}
+	c.out.Truncate(c.out.Len() - 1) // the newline Encode adds
+	c.out.WriteByte('}')
+}
+
+// appendHead appends the start of a response object, up to the id.
+func (c *Conn) appendHead(id json.RawMessage) {
+	c.out.WriteString(`{"jsonrpc":"2.0","id":`)
+	if id == nil {
+		c.out.WriteString("null")
+	} else {
+		c.out.Write(id)
+	}
+}
+
+// writeOut ends the message in c.out with a newline and writes it.
+func (c *Conn) writeOut() {
+	c.out.WriteByte('\n')
+	if err := c.write(c.out.Bytes()); err != nil {
+		c.logf("jsonrpc: dropped an answer: %v", err)
+	}
+}
+
+// write sends one line in a single Write call, so that lines from the worker
+// and from Notify never interleave.
+func (c *Conn) write(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.werr != nil {
+		return c.werr
+	}
+	if _, err := c.w.Write(line); err != nil {
+		// After a failed or partial write the peer cannot find where the
+		// next line starts, so stop writing altogether.
+		c.werr = fmt.Errorf("jsonrpc: write: %w", err)
+		return c.werr
+	}
+	return nil
+}
+
+// logf passes a diagnostic line to Options.Logf, if set.
+func (c *Conn) logf(format string, args ...any) {
+	if c.opt.Logf != nil {
+		c.opt.Logf(format, args...)
+	}
+}
+
+// idText renders an id for a log line.
+func idText(id json.RawMessage) string {
+	if id == nil {
+		return "null"
+	}
+	return string(id)
+}

@@ -1,0 +1,285 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Decode parses one frame that holds a single JSON object and reports one of
+// three outcomes:
+//
+//   - a request or notification: req is non-nil and err is nil;
+//   - a response from the peer (an object with "result" or "error" and no
+//     "method"): isResponse is true, req and err are nil, and the frame must
+//     be ignored, never answered;
+//   - an invalid message: err is a *Error with CodeParseError when the frame
+//     is not JSON (or not UTF-8) and CodeInvalidRequest when it is JSON but
+//     not a valid request object. An array is invalid here too: batches
+//     are split by Conn, which decodes each element the same way.
+//
+// id is the id to echo in an answer: the exact bytes received when the id was
+// present and valid (a string or a number), nil otherwise, which is sent as
+// null. req.ID and id never alias frame, which may be reused by the caller.
+//
+// Member names are matched exactly, unlike encoding/json's case-insensitive
+// struct matching, and a repeated member makes the request invalid, because
+// which copy wins is not something sender and receiver are guaranteed to
+// agree on.
+func Decode(frame []byte) (req *Request, id json.RawMessage, isResponse bool, err *Error) {
+	if perr := checkJSON(frame); perr != nil {
+		return nil, nil, false, perr
+	}
+	req = new(Request)
+	id, isResponse, err = decodeObject(req, frame, false)
+	if err != nil || isResponse {
+		return nil, id, isResponse, err
+	}
+	return req, id, false, nil
+}
+
+// checkJSON reports a frame that is not one well-formed UTF-8 JSON value.
+// Everything after it may assume well-formed input. UTF-8 is checked because
+// encoding/json accepts invalid bytes in strings, and an id holding them would
+// be echoed into an answer that is itself not valid JSON text.
+func checkJSON(b []byte) *Error {
+	if !json.Valid(b) {
+		msg := "invalid JSON"
+		if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
+			msg = err.Error()
+		}
+		return &Error{Code: CodeParseError, Message: "Parse error: " + msg}
+	}
+	if !utf8.Valid(b) {
+		return &Error{Code: CodeParseError, Message: "Parse error: invalid UTF-8"}
+	}
+	return nil
+}
+
+// Indexes of the members a message may have, used as bit positions.
+const (
+	memberJSONRPC = iota
+	memberID
+	memberMethod
+	memberParams
+	memberResult
+	memberError
+	numMembers
+)
+
+var memberNames = [numMembers]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// decodeObject decodes the message in b, which checkJSON has accepted, into
+// req. It returns the id to echo and whether b is a response from the peer,
+// as Decode describes.
+func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isResponse bool, err *Error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false, invalidRequest("expected a JSON object")
+	}
+
+	var vals [numMembers][]byte
+	var seen, repeated uint
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		keyEnd := skipString(b, i)
+		k := memberIndex(b[i:keyEnd])
+		i = skipSpace(b, keyEnd) // at ':'
+		i = skipSpace(b, i+1)    // at the value
+		valEnd := skipValue(b, i)
+		if k >= 0 {
+			bit := uint(1) << k
+			repeated |= seen & bit
+			seen |= bit
+			vals[k] = b[i:valEnd]
+		}
+		i = skipSpace(b, valEnd) // at ',' or '}'
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	has := func(k int) bool { return seen&(1<<k) != 0 }
+
+	if !has(memberMethod) && (has(memberResult) || has(memberError)) {
+		return nil, true, nil
+	}
+	var rawID []byte
+	if has(memberID) {
+		if repeated&(1<<memberID) != 0 {
+			return nil, false, invalidRequest(`repeated member "id"`)
+		}
+		switch rawID = vals[memberID]; rawID[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		default:
+			return nil, false, invalidRequest(`"id" must be a string or a number`)
+		}
+	}
+	if repeated != 0 {
+		for k := range numMembers {
+			if repeated&(1<<k) != 0 {
+				return bytes.Clone(rawID), false, invalidRequest(`repeated member "` + memberNames[k] + `"`)
+			}
+		}
+	}
+	if !has(memberJSONRPC) {
+		return bytes.Clone(rawID), false, invalidRequest(`missing "jsonrpc"`)
+	}
+	if v := vals[memberJSONRPC]; string(v) != `"2.0"` {
+		if s, ok := stringValue(v); !ok || s != "2.0" {
+			return bytes.Clone(rawID), false, invalidRequest(`"jsonrpc" must be "2.0"`)
+		}
+	}
+	if !has(memberMethod) {
+		return bytes.Clone(rawID), false, invalidRequest(`missing "method"`)
+	}
+	method, ok := stringValue(vals[memberMethod])
+	if !ok {
+		return bytes.Clone(rawID), false, invalidRequest(`"method" must be a string`)
+	}
+	params := vals[memberParams]
+	if has(memberParams) && params[0] != '{' && params[0] != '[' {
+		return bytes.Clone(rawID), false, invalidRequest(`"params" must be an object or an array`)
+	}
+
+	// Copy the id and params out of b in one allocation, since b is the
+	// reader's buffer and will be overwritten by the next line.
+	buf := make([]byte, len(rawID)+len(params))
+	n := copy(buf, rawID)
+	copy(buf[n:], params)
+	if has(memberID) {
+		req.ID = buf[:n:n]
+	}
+	if has(memberParams) {
+		req.Params = buf[n:]
+	}
+	req.Method = method
+	req.Batch = batch
+	return req.ID, false, nil
+}
+
+// invalidRequest returns a CodeInvalidRequest error with the standard prefix.
+func invalidRequest(msg string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
+}
+
+// memberIndex returns which member the quoted key names, or -1.
+func memberIndex(quoted []byte) int {
+	if len(quoted) < 2 {
+		return -1
+	}
+	key := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		// An escaped key such as "\u0069d" still names "id".
+		var s string
+		if json.Unmarshal(quoted, &s) != nil {
+			return -1
+		}
+		key = []byte(s)
+	}
+	switch string(key) {
+	case "jsonrpc":
+		return memberJSONRPC
+	case "id":
+		return memberID
+	case "method":
+		return memberMethod
+	case "params":
+		return memberParams
+	case "result":
+		return memberResult
+	case "error":
+		return memberError
+	}
+	return -1
+}
+
+// stringValue returns the string a JSON value holds, or false when the value
+// is not a string.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// splitArray returns the elements of the JSON array in b, which checkJSON has
+// accepted.
+func splitArray(b []byte) [][]byte {
+	var elems [][]byte
+	i := skipSpace(b, 0)
+	i = skipSpace(b, i+1) // past '['
+	for i < len(b) && b[i] != ']' {
+		end := skipValue(b, i)
+		elems = append(elems, b[i:end])
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return elems
+}
+
+// The scanning helpers below walk JSON that json.Valid has accepted, so they
+// only find where things end; they check nothing. Each returns an index no
+// greater than len(b), so slicing with it cannot panic even on bad input.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	default: // a number, true, false or null
+		for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		return i
+	}
+}

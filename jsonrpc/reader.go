@@ -1,0 +1,92 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// ErrFrameTooLarge reports a line longer than MaxFrame. The line has been
+// discarded, and the Reader is ready to return the one after it.
+var ErrFrameTooLarge = errors.New("jsonrpc: message exceeds the " + strconv.Itoa(MaxFrame) + "-byte line limit")
+
+// Reader splits a byte stream into frames, one per line.
+//
+// It is built on bufio.Reader.ReadSlice rather than bufio.Scanner because a
+// Scanner stops for good after a token that is too long, while ReadSlice
+// reports a full buffer and lets the rest of the line be skipped.
+type Reader struct {
+	br *bufio.Reader
+	// err is sticky: once the input has ended or failed, every later call
+	// reports it instead of reading again, which on a terminal would block.
+	err error
+}
+
+// NewReader returns a Reader for r. It buffers MaxFrame+2 bytes so that the
+// longest acceptable line and its "\r\n" fit in the buffer at once.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, MaxFrame+2)}
+}
+
+// Next returns the next non-blank line without its "\n" or "\r\n". The slice
+// is only valid until the next call. A line longer than MaxFrame returns
+// ErrFrameTooLarge after discarding the rest of that line, and the following
+// call returns the next line. A final line without "\n" is returned. At the
+// end of the input Next returns io.EOF; a read error is returned as is, after
+// any lines read before it.
+func (r *Reader) Next() ([]byte, error) {
+	for {
+		if r.err != nil {
+			return nil, r.err
+		}
+		line, err := r.br.ReadSlice('\n')
+		switch err {
+		case nil:
+		case bufio.ErrBufferFull:
+			// Skip to the end of the line so the stream stays in step.
+			for err == bufio.ErrBufferFull {
+				_, err = r.br.ReadSlice('\n')
+			}
+			r.err = err // nil when the line ended normally
+			return nil, ErrFrameTooLarge
+		default:
+			// The input ended or failed; line holds whatever came before.
+			r.err = err
+		}
+		line = trimEOL(line)
+		if len(line) > MaxFrame {
+			return nil, ErrFrameTooLarge
+		}
+		if isBlank(line) {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// trimEOL removes a trailing "\n" and then a trailing "\r".
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// isBlank reports whether b holds only JSON whitespace.
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if !isSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSpace reports whether c is whitespace as JSON defines it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}

@@ -3,6 +3,12 @@ module agentmail
 go 1.26.8
 
 require (
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/rogpeppe/go-internal v1.14.1 // indirect
+	github.com/google/uuid v1.6.0
+	github.com/rogpeppe/go-internal v1.14.1
+)
+
+require (
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

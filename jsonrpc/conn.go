@@ -255,7 +255,7 @@ func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error)
 		case err == nil:
 			cl = c.accept(frame)
 		case errors.Is(err, ErrFrameTooLarge):
-			c.logf("jsonrpc: %v", err)
+			c.logf("%v", err)
 			cl = &call{err: errTooLarge}
 		default:
 			done <- err

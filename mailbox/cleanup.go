@@ -1,0 +1,158 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// CleanupOptions says what Cleanup removes.
+type CleanupOptions struct {
+	// StaleAfter removes state entries not updated within it. It must be
+	// positive.
+	StaleAfter time.Duration
+	// DeliveredAfter removes read messages created longer ago than it. It
+	// must be positive. Messages without created_at are kept.
+	DeliveredAfter time.Duration
+	// Windows lists the names of the live windows; entries of other names
+	// are removed as offline. Nil means unknown and skips that check.
+	Windows []string
+	// DryRun computes and reports the same removals without doing them.
+	DryRun bool
+}
+
+// CleanupReport counts what Cleanup removed (or, in a dry run, would
+// remove). A state entry is counted once, as offline when it is both.
+type CleanupReport struct {
+	OfflineRecipients int
+	StaleRecipients   int
+	Messages          int
+	Mailboxes         int
+}
+
+// Cleanup removes state entries of windows that are gone (when
+// opt.Windows is known) or that were not updated within opt.StaleAfter,
+// read messages with a created_at older than opt.DeliveredAfter, and
+// mailboxes left without any line. Unread messages, messages without
+// created_at and malformed or torn lines are always kept.
+//
+// Each file is planned and changed under its own lock, by the same code in
+// a dry run and a real one, so a dry run reports exactly what a real run at
+// that moment removes. A mailbox is rewritten through a synced temporary
+// file and a rename, and an emptied one is unlinked under its lock; since
+// every locker checks that it holds the lock of the current file, a message
+// appended while Cleanup runs is never lost.
+func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
+	var rep CleanupReport
+	if opt.StaleAfter <= 0 {
+		return rep, fmt.Errorf("stale threshold must be positive, got %v", opt.StaleAfter)
+	}
+	if opt.DeliveredAfter <= 0 {
+		return rep, fmt.Errorf("delivered threshold must be positive, got %v", opt.DeliveredAfter)
+	}
+	now := s.now()
+	staleBefore := now.Add(-opt.StaleAfter)
+	deliveredBefore := now.Add(-opt.DeliveredAfter)
+	var windows map[string]bool
+	if opt.Windows != nil {
+		windows = make(map[string]bool, len(opt.Windows))
+		for _, w := range opt.Windows {
+			windows[w] = true
+		}
+	}
+
+	err := s.editStates(false, func(lines []stateLine) ([]stateLine, bool) {
+		kept := lines[:0:0]
+		for _, l := range lines {
+			switch {
+			case l.st == nil:
+			case windows != nil && !windows[l.st.Recipient]:
+				rep.OfflineRecipients++
+				continue
+			case l.st.UpdatedAt.Before(staleBefore):
+				rep.StaleRecipients++
+				continue
+			}
+			kept = append(kept, l)
+		}
+		return kept, !opt.DryRun && len(kept) < len(lines)
+	})
+	if err != nil {
+		return rep, fmt.Errorf("cleaning %s: %w", s.statesPath(), err)
+	}
+
+	names, err := s.Mailboxes()
+	if err != nil {
+		return rep, err
+	}
+	for _, name := range names {
+		removed, gone, err := s.cleanMailbox(name, deliveredBefore, opt.DryRun)
+		if err != nil {
+			return rep, fmt.Errorf("cleaning %s: %w", s.MailboxPath(name), err)
+		}
+		rep.Messages += removed
+		if gone {
+			rep.Mailboxes++
+		}
+	}
+	return rep, nil
+}
+
+// cleanMailbox removes the read messages of name's mailbox created before
+// the given time, and the mailbox itself when no line is left. It returns
+// the number of messages removed and whether the mailbox went.
+func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (removed int, gone bool, err error) {
+	path := s.MailboxPath(name)
+	f, _, err := openLocked(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return 0, false, err
+	}
+
+	var kept []byte
+	left := 0
+	for line := range bytes.Lines(data) {
+		body, complete := bytes.CutSuffix(line, []byte("\n"))
+		if isBlank(body) {
+			continue
+		}
+		if complete {
+			m, _, err := parseLine(body)
+			if err == nil && m.ReadFlag && !m.CreatedAt.IsZero() && m.CreatedAt.Before(before) {
+				removed++
+				continue
+			}
+		}
+		// Unread, undated, malformed and torn lines stay byte for byte.
+		kept = append(kept, line...)
+		left++
+	}
+	gone = left == 0
+	if dryRun || (!gone && removed == 0) {
+		return removed, gone, nil
+	}
+	if gone {
+		if err := os.Remove(path); err != nil {
+			return 0, false, err
+		}
+	} else if err := writeFileAtomic(s.mailboxDir(), path, kept); err != nil {
+		return 0, false, err
+	}
+	// The cursor described the old file; it would be rejected anyway, but
+	// a stale hint is clutter.
+	if err := s.removeCursor(name); err != nil {
+		return removed, gone, err
+	}
+	return removed, gone, nil
+}

@@ -1,0 +1,208 @@
+package mailbox
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var cleanupNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func msgLine(t *testing.T, id string, read bool, created time.Time) string {
+	t.Helper()
+	b, err := json.Marshal(Message{ID: id, From: "alice", To: "x", Message: "body " + id, ReadFlag: read, CreatedAt: created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+func stateLineOf(name string, updated time.Time) string {
+	st := State{Recipient: name, Status: "ready", UpdatedAt: updated}
+	b, _ := st.marshal()
+	return string(b) + "\n"
+}
+
+// cleanupFixture builds a root with offline and stale entries (one both),
+// mailboxes that lose some messages, one that loses all of them, an empty
+// one, a blank one and one holding only a torn line.
+func cleanupFixture(t *testing.T) *Store {
+	s, _ := newStore(t)
+	s.Now = func() time.Time { return cleanupNow }
+	recent := cleanupNow.Add(-10 * time.Minute)
+	old := cleanupNow.Add(-3 * time.Hour)
+	ancient := cleanupNow.Add(-72 * time.Hour)
+
+	states := stateLineOf("alice", recent) + // live, fresh: kept
+		stateLineOf("gone1", recent) + // offline
+		stateLineOf("gone2", ancient) + // offline and stale: counted once, as offline
+		stateLineOf("old", ancient) + // stale
+		`{"recipient":"broken"` + "\n" + // malformed: kept
+		stateLineOf("bob", cleanupNow.Add(-47*time.Hour)) // just inside 48h: kept
+	if err := os.MkdirAll(s.mailboxDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.statesPath(), []byte(states), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	writeMailbox(t, s, "bob",
+		msgLine(t, "readold1", true, old)+ // removed
+			msgLine(t, "readnew1", true, recent)+ // kept: too recent
+			msgLine(t, "unreadol", false, ancient)+ // kept: unread
+			`{"id":"nodate01","from":"a","to":"bob","message":"m","read_flag":true}`+"\n"+ // kept: no created_at
+			msgLine(t, "zerodate", true, time.Time{})+ // kept: zero created_at
+			`{"id":"broken"`+"\n"+ // kept: malformed
+			msgLine(t, "readold2", true, old)) // removed
+	writeMailbox(t, s, "carol", msgLine(t, "c1", true, old)+msgLine(t, "c2", true, ancient)) // emptied: removed
+	writeMailbox(t, s, "empty", "")                                                          // removed
+	writeMailbox(t, s, "blank", "\n  \n")                                                    // removed
+	writeMailbox(t, s, "dave", `{"id":"torn","read_flag":tr`)                                // kept: torn line
+	if err := s.saveCursor("carol", cursor{Off: 1, LastLen: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.saveCursor("bob", cursor{Off: 1, LastLen: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// snapshot returns every file under root with its content.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = readFile(t, path)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestCleanupDryRunEqualsRealRun(t *testing.T) {
+	s := cleanupFixture(t)
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}}
+	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
+
+	before := snapshot(t, s.Root)
+	dry := opt
+	dry.DryRun = true
+	got, err := s.Cleanup(dry)
+	if err != nil || got != want {
+		t.Fatalf("dry run = %+v, %v; want %+v", got, err, want)
+	}
+	delete(before, ".agentmail/recipients.lock") // The lock file may appear.
+	after := snapshot(t, s.Root)
+	delete(after, ".agentmail/recipients.lock")
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("the dry run changed files:\nbefore %v\nafter  %v", before, after)
+	}
+
+	got, err = s.Cleanup(opt)
+	if err != nil || got != want {
+		t.Fatalf("real run = %+v, %v; want %+v (what the dry run said)", got, err, want)
+	}
+	names, _ := s.Mailboxes()
+	if !reflect.DeepEqual(names, []string{"bob", "dave"}) {
+		t.Errorf("mailboxes left: %q", names)
+	}
+	var ids []string
+	for _, l := range lines(readFile(t, s.MailboxPath("bob"))) {
+		var m Message
+		if json.Unmarshal([]byte(l), &m) == nil {
+			ids = append(ids, m.ID)
+		} else {
+			ids = append(ids, l)
+		}
+	}
+	if want := []string{"readnew1", "unreadol", "nodate01", "zerodate", `{"id":"broken"`}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("bob keeps %q; want %q", ids, want)
+	}
+	if got := readFile(t, s.MailboxPath("dave")); got != `{"id":"torn","read_flag":tr` {
+		t.Errorf("torn mailbox changed: %q", got)
+	}
+	for _, name := range []string{"bob", "carol"} {
+		if _, err := os.Stat(s.cursorPath(name)); !os.IsNotExist(err) {
+			t.Errorf("the cursor of the rewritten or removed mailbox %s is still there (%v)", name, err)
+		}
+	}
+	var recips []string
+	for _, l := range lines(readFile(t, s.statesPath())) {
+		var st stateJSON
+		if json.Unmarshal([]byte(l), &st) == nil {
+			recips = append(recips, st.Recipient)
+		} else {
+			recips = append(recips, l)
+		}
+	}
+	if want := []string{"alice", `{"recipient":"broken"`, "bob"}; !reflect.DeepEqual(recips, want) {
+		t.Errorf("states left: %q; want %q", recips, want)
+	}
+	if fi, err := os.Stat(s.MailboxPath("bob")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("rewritten mailbox: %v, %v", fi.Mode(), err)
+	}
+
+	// Everything left is to be kept.
+	got, err = s.Cleanup(opt)
+	if err != nil || got != (CleanupReport{}) {
+		t.Errorf("second run = %+v, %v; want nothing", got, err)
+	}
+	// The rewritten mailbox still works.
+	if m := mustReceive(t, s, "bob"); m.ID != "unreadol" {
+		t.Errorf("got %+v", m)
+	}
+}
+
+func TestCleanupUnknownWindowsSkipsOffline(t *testing.T) {
+	s := cleanupFixture(t)
+	got, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, DryRun: true})
+	want := CleanupReport{StaleRecipients: 2, Messages: 4, Mailboxes: 3} // gone2 and old are stale.
+	if err != nil || got != want {
+		t.Errorf("Cleanup = %+v, %v; want %+v", got, err, want)
+	}
+	// No windows at all (known, but none) makes every entry offline.
+	got, err = s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{}, DryRun: true})
+	if want := 5; err != nil || got.OfflineRecipients != want || got.StaleRecipients != 0 {
+		t.Errorf("Cleanup with no windows = %+v, %v; want %d offline", got, err, want)
+	}
+}
+
+func TestCleanupRefusesNonPositiveThresholds(t *testing.T) {
+	s := cleanupFixture(t)
+	before := snapshot(t, s.Root)
+	for _, opt := range []CleanupOptions{
+		{StaleAfter: 0, DeliveredAfter: time.Hour},
+		{StaleAfter: -time.Hour, DeliveredAfter: time.Hour},
+		{StaleAfter: time.Hour, DeliveredAfter: 0},
+		{StaleAfter: time.Hour, DeliveredAfter: -1},
+	} {
+		if rep, err := s.Cleanup(opt); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("Cleanup(%+v) = %+v, %v; want an error", opt, rep, err)
+		}
+	}
+	if after := snapshot(t, s.Root); !reflect.DeepEqual(before, after) {
+		t.Error("a refused cleanup changed files")
+	}
+}
+
+func TestCleanupWithoutAgentmailDir(t *testing.T) {
+	s, _ := newStore(t)
+	got, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Hour, Windows: []string{"a"}})
+	if err != nil || got != (CleanupReport{}) {
+		t.Errorf("Cleanup = %+v, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(s.Root); len(entries) != 0 {
+		t.Errorf("cleanup created %v", entries)
+	}
+}

@@ -1,0 +1,104 @@
+package mailbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// warnings collects what a Store reports through Warnf.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) warnf(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, fmt.Sprintf(format, args...))
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.msgs
+	w.msgs = nil
+	return m
+}
+
+// newStore returns a Store on a fresh root and the warnings it reports.
+func newStore(t testing.TB) (*Store, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	s := New(t.TempDir())
+	s.Warnf = w.warnf
+	return s, w
+}
+
+// writeMailbox writes a raw mailbox file, creating the directories.
+func writeMailbox(t testing.TB, s *Store, name, content string) string {
+	t.Helper()
+	path := s.MailboxPath(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustAppend(t testing.TB, s *Store, from, to, body string) Message {
+	t.Helper()
+	m, err := s.Append(from, to, body)
+	if err != nil {
+		t.Fatalf("Append(%q, %q): %v", from, to, err)
+	}
+	return m
+}
+
+// mustReceive receives one message and fails the test when there is none.
+func mustReceive(t testing.TB, s *Store, name string) *Message {
+	t.Helper()
+	m, err := s.Receive(name)
+	if err != nil {
+		t.Fatalf("Receive(%q): %v", name, err)
+	}
+	if m == nil {
+		t.Fatalf("Receive(%q): no message, want one", name)
+	}
+	return m
+}
+
+func wantNoMessage(t testing.TB, s *Store, name string) {
+	t.Helper()
+	m, err := s.Receive(name)
+	if err != nil || m != nil {
+		t.Fatalf("Receive(%q) = %+v, %v; want nil, nil", name, m, err)
+	}
+}
+
+func wantUnread(t testing.TB, s *Store, name string, want int) {
+	t.Helper()
+	n, err := s.Unread(name)
+	if err != nil || n != want {
+		t.Fatalf("Unread(%q) = %d, %v; want %d", name, n, err, want)
+	}
+}
+
+// lines splits a file's content into its lines, without newlines.
+func lines(content string) []string {
+	return strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+}

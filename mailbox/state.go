@@ -1,0 +1,343 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
+
+// The statuses an agent can have.
+const (
+	StatusReady   = "ready"
+	StatusWork    = "work"
+	StatusOffline = "offline"
+)
+
+// ValidStatus reports whether status is ready, work or offline.
+func ValidStatus(status string) error {
+	switch status {
+	case StatusReady, StatusWork, StatusOffline:
+		return nil
+	}
+	return fmt.Errorf("Invalid status: %s. Valid: ready, work, offline", status)
+}
+
+// State is one entry of recipients.jsonl.
+type State struct {
+	Recipient string
+	Status    string // StatusReady, StatusWork or StatusOffline
+	UpdatedAt time.Time
+	// NotifiedAt is when the agent was last rung; zero is written as
+	// "0001-01-01T00:00:00Z", as the earlier tool does.
+	NotifiedAt time.Time
+	// LastReadAt is in Unix milliseconds; zero is left out.
+	LastReadAt int64
+	// Pane is the agent's tmux pane id ("%3"); empty is left out.
+	Pane string
+
+	// extra holds the keys we do not know, in their order, so that
+	// rewriting an entry keeps what other tools stored in it.
+	extra []rawField
+}
+
+type rawField struct {
+	key   string
+	value json.RawMessage
+}
+
+// stateJSON is the wire form of State; its field order is the key order.
+type stateJSON struct {
+	Recipient  string    `json:"recipient"`
+	Status     string    `json:"status"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	NotifiedAt time.Time `json:"notified_at"`
+	LastReadAt int64     `json:"last_read_at,omitempty"`
+	Pane       string    `json:"pane,omitempty"`
+}
+
+var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
+
+// isStateKey reports whether encoding/json would decode key into a field of
+// stateJSON (it matches case-insensitively).
+func isStateKey(key string) bool {
+	for _, k := range stateKeys {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseState decodes one line of recipients.jsonl.
+func parseState(line []byte) (State, error) {
+	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
+		return State{}, errors.New("not a JSON object")
+	}
+	var sj stateJSON
+	if err := json.Unmarshal(line, &sj); err != nil {
+		return State{}, err
+	}
+	st := State{
+		Recipient:  sj.Recipient,
+		Status:     sj.Status,
+		UpdatedAt:  sj.UpdatedAt,
+		NotifiedAt: sj.NotifiedAt,
+		LastReadAt: sj.LastReadAt,
+		Pane:       sj.Pane,
+	}
+	// The line is valid JSON, so walking its top-level keys cannot fail.
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		return State{}, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return State{}, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return State{}, err
+		}
+		if !isStateKey(key) {
+			st.extra = append(st.extra, rawField{key: key, value: v})
+		}
+	}
+	return st, nil
+}
+
+// marshal encodes st as one line (without newline): the known keys in the
+// earlier tool's order, then pane, then the unknown keys as they were read.
+func (st *State) marshal() ([]byte, error) {
+	b, err := json.Marshal(stateJSON{
+		Recipient:  st.Recipient,
+		Status:     st.Status,
+		UpdatedAt:  st.UpdatedAt,
+		NotifiedAt: st.NotifiedAt,
+		LastReadAt: st.LastReadAt,
+		Pane:       st.Pane,
+	})
+	if err != nil || len(st.extra) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1]
+	for _, f := range st.extra {
+		k, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		var v bytes.Buffer
+		if err := json.Compact(&v, f.value); err != nil {
+			return nil, err
+		}
+		b = append(b, ',')
+		b = append(b, k...)
+		b = append(b, ':')
+		b = append(b, v.Bytes()...)
+	}
+	return append(b, '}'), nil
+}
+
+// stateLine is one line of recipients.jsonl: a parsed entry, or (st == nil)
+// a blank or malformed line that is kept verbatim.
+type stateLine struct {
+	raw []byte // the line without its newline
+	st  *State
+	err error // why a non-blank line could not be parsed
+}
+
+func splitStateLines(data []byte) []stateLine {
+	var lines []stateLine
+	for raw := range bytes.Lines(data) {
+		raw = bytes.TrimSuffix(raw, []byte("\n"))
+		l := stateLine{raw: raw}
+		if !isBlank(raw) {
+			if st, err := parseState(raw); err != nil {
+				l.err = err
+			} else {
+				l.st = &st
+			}
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+func joinStateLines(lines []stateLine) []byte {
+	var b []byte
+	for _, l := range lines {
+		if isBlank(l.raw) {
+			continue // Blank lines carry nothing, and the earlier tool chokes on them.
+		}
+		b = append(b, l.raw...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// States returns the entries of recipients.jsonl in file order, the first
+// one for each recipient (the earlier tool and UpdateState update the first
+// one too). It reads the whole file under a shared lock; malformed lines are
+// skipped with one warning each. A missing file means no entries.
+func (s *Store) States() ([]State, error) {
+	path := s.statesPath()
+	f, _, err := openLocked(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var states []State
+	seen := map[string]bool{}
+	for i, l := range splitStateLines(data) {
+		switch {
+		case l.err != nil:
+			s.warnf("skipping malformed line %d of %s: %v", i+1, path, l.err)
+		case l.st != nil && !seen[l.st.Recipient]:
+			seen[l.st.Recipient] = true
+			states = append(states, *l.st)
+		}
+	}
+	return states, nil
+}
+
+// UpdateState applies fn to the entry of name, or to a new State{Recipient:
+// name} (exists is false) when there is none, and stores the result unless
+// fn returns false. Recipient is kept as name whatever fn does. The name
+// must be valid (see ValidName). Other entries, unknown keys and lines we
+// cannot parse are kept as they are. The file is replaced atomically under
+// the state lock.
+func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	var encErr error
+	err := s.editStates(true, func(lines []stateLine) ([]stateLine, bool) {
+		i := 0
+		for i < len(lines) && (lines[i].st == nil || lines[i].st.Recipient != name) {
+			i++
+		}
+		exists := i < len(lines)
+		st := State{Recipient: name}
+		if exists {
+			st = *lines[i].st
+		}
+		if !fn(&st, exists) {
+			return nil, false
+		}
+		st.Recipient = name
+		raw, err := st.marshal()
+		if err != nil {
+			encErr = err
+			return nil, false
+		}
+		l := stateLine{raw: raw, st: &st}
+		if exists {
+			lines[i] = l
+		} else {
+			lines = append(lines, l)
+		}
+		return lines, true
+	})
+	if err == nil {
+		err = encErr
+	}
+	return err
+}
+
+// SetStatus records that name's agent has status, at the current time. A
+// non-empty pane is stored too. work and offline reset NotifiedAt; ready
+// keeps it, so that an agent going idle again is not rung twice at once.
+func (s *Store) SetStatus(name, status, pane string) error {
+	if err := ValidStatus(status); err != nil {
+		return err
+	}
+	now := s.now()
+	return s.UpdateState(name, func(st *State, _ bool) bool {
+		st.Status = status
+		st.UpdatedAt = now
+		if pane != "" {
+			st.Pane = pane
+		}
+		if status != StatusReady {
+			st.NotifiedAt = time.Time{}
+		}
+		return true
+	})
+}
+
+// RemoveStates removes every entry whose recipient is in names and returns
+// how many it removed. It writes only when something was removed.
+func (s *Store) RemoveStates(names map[string]bool) (int, error) {
+	n := 0
+	err := s.editStates(false, func(lines []stateLine) ([]stateLine, bool) {
+		kept := lines[:0:0]
+		for _, l := range lines {
+			if l.st != nil && names[l.st.Recipient] {
+				n++
+				continue
+			}
+			kept = append(kept, l)
+		}
+		return kept, n > 0
+	})
+	return n, err
+}
+
+// editStates runs edit on the lines of recipients.jsonl and, when it returns
+// true, replaces the file with the lines it returned. It holds the state
+// lock (serialising our writers) and an exclusive lock on recipients.jsonl
+// (excluding the earlier tool's in-place rewrites) throughout. Without
+// create, a missing file is left missing and edit is not called.
+func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
+	path := s.statesPath()
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
+		return err
+	}
+	mu, err := lockedfile.OpenFile(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer mu.Close()
+
+	var data []byte
+	f, _, err := openLocked(path, os.O_RDWR, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !create {
+			return nil
+		}
+	case err != nil:
+		return err
+	default:
+		defer f.Close()
+		if data, err = io.ReadAll(f); err != nil {
+			return err
+		}
+	}
+	lines, write := edit(splitStateLines(data))
+	if !write {
+		return nil
+	}
+	return writeFileAtomic(s.dir(), path, joinStateLines(lines))
+}

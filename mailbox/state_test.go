@@ -1,0 +1,250 @@
+package mailbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func stateOf(t *testing.T, s *Store, name string) State {
+	t.Helper()
+	states, err := s.States()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range states {
+		if st.Recipient == name {
+			return st
+		}
+	}
+	t.Fatalf("no state for %q in %+v", name, states)
+	return State{}
+}
+
+func TestSetStatusRules(t *testing.T) {
+	s, _ := newStore(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	s.Now = func() time.Time { return now }
+	notified := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	if err := s.SetStatus("bob", "ready", "%3"); err != nil {
+		t.Fatal(err)
+	}
+	st := stateOf(t, s, "bob")
+	if st.Status != "ready" || !st.UpdatedAt.Equal(now) || st.Pane != "%3" || !st.NotifiedAt.IsZero() {
+		t.Errorf("after ready: %+v", st)
+	}
+	line := readFile(t, s.statesPath())
+	if want := `{"recipient":"bob","status":"ready","updated_at":"2026-01-02T03:04:05.000000006Z","notified_at":"0001-01-01T00:00:00Z","pane":"%3"}` + "\n"; line != want {
+		t.Errorf("line %s\nwant %s", line, want)
+	}
+
+	setNotified := func() {
+		t.Helper()
+		err := s.UpdateState("bob", func(st *State, exists bool) bool {
+			if !exists {
+				t.Error("bob's entry does not exist")
+			}
+			st.NotifiedAt = notified
+			st.LastReadAt = 1795296384732
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setNotified()
+	now = now.Add(time.Minute)
+	if err := s.SetStatus("bob", "ready", ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := stateOf(t, s, "bob"); !st.NotifiedAt.Equal(notified) || st.Pane != "%3" || !st.UpdatedAt.Equal(now) || st.LastReadAt != 1795296384732 {
+		t.Errorf("ready must keep notified_at, the pane and last_read_at: %+v", st)
+	}
+	for _, status := range []string{"work", "offline"} {
+		setNotified()
+		if err := s.SetStatus("bob", status, "%9"); err != nil {
+			t.Fatal(err)
+		}
+		if st := stateOf(t, s, "bob"); st.Status != status || !st.NotifiedAt.IsZero() || st.Pane != "%9" {
+			t.Errorf("%s must reset notified_at: %+v", status, st)
+		}
+	}
+}
+
+func TestSetStatusInvalid(t *testing.T) {
+	s, _ := newStore(t)
+	for _, bad := range []string{"busy", "", "Ready", "ready "} {
+		err := s.SetStatus("bob", bad, "")
+		if want := "Invalid status: " + bad + ". Valid: ready, work, offline"; err == nil || err.Error() != want {
+			t.Errorf("SetStatus(%q) = %v; want %q", bad, err, want)
+		}
+	}
+	if _, err := os.Stat(s.statesPath()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an invalid status wrote the state file (%v)", err)
+	}
+	if err := s.SetStatus("", "ready", ""); err == nil {
+		t.Error("SetStatus with an empty name succeeded")
+	}
+}
+
+func TestUpdateStateDeclineWritesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	if err := s.SetStatus("alice", "work", ""); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, s.statesPath())
+	fi1, _ := os.Stat(s.statesPath())
+	for _, name := range []string{"alice", "bob"} {
+		called := false
+		err := s.UpdateState(name, func(st *State, exists bool) bool {
+			called = true
+			if exists != (name == "alice") || st.Recipient != name {
+				t.Errorf("fn(%+v, %v) for %q", st, exists, name)
+			}
+			st.Status = "offline"
+			return false
+		})
+		if err != nil || !called {
+			t.Fatalf("UpdateState: %v (called %v)", err, called)
+		}
+	}
+	fi2, _ := os.Stat(s.statesPath())
+	if readFile(t, s.statesPath()) != before || !os.SameFile(fi1, fi2) {
+		t.Error("a declined update rewrote the file")
+	}
+}
+
+func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
+	s, w := newStore(t)
+	content := strings.Join([]string{
+		`{"recipient":"alice","status":"ready","updated_at":"2026-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z","future":[1,{"x":null}],"Zeta":"z"}`,
+		`{"recipient":"broken"`,
+		``,
+		`null`,
+		`{"recipient":"bob","status":"work","updated_at":"2026-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z"}`,
+		`{"recipient":"alice","status":"offline","updated_at":"2025-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z"}`,
+	}, "\n") + "\n"
+	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.statesPath(), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	states, err := s.States()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 2 || states[0].Recipient != "alice" || states[0].Status != "ready" || states[1].Recipient != "bob" {
+		t.Errorf("States() = %+v; want the first alice entry and bob", states)
+	}
+	if msgs := w.take(); len(msgs) != 2 || !strings.Contains(msgs[0], "line 2") || !strings.Contains(msgs[1], "line 4") {
+		t.Errorf("warnings %q; want one for line 2 and one for line 4", msgs)
+	}
+
+	if err := s.SetStatus("alice", "work", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := lines(readFile(t, s.statesPath()))
+	if len(got) != 5 {
+		t.Fatalf("lines after update:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.HasSuffix(got[0], `,"future":[1,{"x":null}],"Zeta":"z"}`) || !strings.Contains(got[0], `"status":"work"`) {
+		t.Errorf("unknown keys not kept in order: %s", got[0])
+	}
+	if got[1] != `{"recipient":"broken"` || got[2] != `null` {
+		t.Errorf("malformed lines not kept verbatim: %q", got[1:3])
+	}
+	if got[4] != `{"recipient":"alice","status":"offline","updated_at":"2025-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z"}` {
+		t.Errorf("the duplicate entry changed: %s", got[4])
+	}
+
+	n, err := s.RemoveStates(map[string]bool{"alice": true, "nobody": true})
+	if err != nil || n != 2 {
+		t.Errorf("RemoveStates = %d, %v; want 2 (both alice lines)", n, err)
+	}
+	got = lines(readFile(t, s.statesPath()))
+	if len(got) != 3 || !strings.Contains(got[2], `"bob"`) {
+		t.Errorf("after RemoveStates:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestRemoveStatesWithoutFileCreatesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	n, err := s.RemoveStates(map[string]bool{"a": true})
+	if err != nil || n != 0 {
+		t.Errorf("RemoveStates = %d, %v", n, err)
+	}
+	if entries, _ := os.ReadDir(s.Root); len(entries) != 0 {
+		t.Errorf("root holds %v", entries)
+	}
+}
+
+// TestStatesNeverTorn runs writers against readers that read the file with
+// and without a lock: every read must see every entry, complete.
+func TestStatesNeverTorn(t *testing.T) {
+	s, w := newStore(t)
+	names := []string{"a", "b", "c", "d"}
+	for _, n := range names {
+		if err := s.SetStatus(n, "ready", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stop atomic.Bool
+	var writers, readers sync.WaitGroup
+	for i, n := range names {
+		writers.Go(func() {
+			for j := range 100 {
+				status := []string{"ready", "work", "offline"}[(i+j)%3]
+				if err := s.SetStatus(n, status, fmt.Sprintf("%%%d", j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var reads atomic.Int64
+	for range 2 {
+		readers.Go(func() {
+			for !stop.Load() {
+				reads.Add(1)
+				states, err := s.States()
+				if err != nil || len(states) != len(names) {
+					t.Errorf("States() = %d entries, %v", len(states), err)
+					return
+				}
+				data, err := os.ReadFile(s.statesPath())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ls := lines(string(data))
+				if len(data) == 0 || data[len(data)-1] != '\n' || len(ls) != len(names) {
+					t.Errorf("unlocked read saw %q", data)
+					return
+				}
+				for _, l := range ls {
+					var st stateJSON
+					if err := json.Unmarshal([]byte(l), &st); err != nil {
+						t.Errorf("unlocked read saw a bad line %q: %v", l, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	writers.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if msgs := w.take(); len(msgs) != 0 {
+		t.Errorf("warnings %q", msgs)
+	}
+	t.Logf("%d reads during the writes", reads.Load())
+}

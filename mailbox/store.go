@@ -1,0 +1,412 @@
+package mailbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
+
+// MaxMessageSize is the largest message body in bytes.
+const MaxMessageSize = 65536
+
+// ErrTooLarge is returned by Append for a body longer than MaxMessageSize.
+var ErrTooLarge = errors.New("message exceeds maximum size of 64KB (65536 bytes)")
+
+// Names of the files and directories under the root.
+const (
+	dirName        = ".agentmail"
+	ignoreFileName = ".agentmailignore"
+	mailboxesDir   = "mailboxes"
+	cursorsDir     = "cursors"
+	statesFile     = "recipients.jsonl"
+	statesLockFile = "recipients.lock"
+	mailboxExt     = ".jsonl"
+)
+
+// Store reads and writes the .agentmail directory of one project root. Its
+// methods are safe for concurrent use by many goroutines and processes.
+type Store struct {
+	// Root is the project root; the files live in Root/.agentmail.
+	Root string
+	// Warnf reports problems that do not fail the operation: damaged
+	// lines that were skipped, a cursor or directory that could not be
+	// written. Nil discards them.
+	Warnf func(format string, args ...any)
+	// Now tells the time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns a Store for root. It does no I/O and takes no lock.
+func New(root string) *Store {
+	return &Store{Root: root}
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) warnf(format string, args ...any) {
+	if s.Warnf != nil {
+		s.Warnf(format, args...)
+	}
+}
+
+func (s *Store) dir() string            { return filepath.Join(s.Root, dirName) }
+func (s *Store) mailboxDir() string     { return filepath.Join(s.Root, dirName, mailboxesDir) }
+func (s *Store) cursorDir() string      { return filepath.Join(s.Root, dirName, cursorsDir) }
+func (s *Store) statesPath() string     { return filepath.Join(s.Root, dirName, statesFile) }
+func (s *Store) statesLockPath() string { return filepath.Join(s.Root, dirName, statesLockFile) }
+
+// MailboxPath returns the path of name's mailbox file. The name must be
+// valid (see ValidName).
+func (s *Store) MailboxPath(name string) string {
+	return filepath.Join(s.mailboxDir(), name+mailboxExt)
+}
+
+func (s *Store) cursorPath(name string) string {
+	return filepath.Join(s.cursorDir(), name)
+}
+
+// openLocked opens path with lockedfile (an exclusive lock for a write flag,
+// a shared one otherwise) and makes sure that, once the lock is held, path
+// still names the locked inode. A mailbox replaced by a rename or removed
+// while we waited for its lock is opened again, so nothing is ever written to
+// an orphaned inode and no reader trusts one.
+func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
+	for {
+		f, err := lockedfile.OpenFile(path, flag, perm)
+		if err != nil {
+			return nil, nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		pi, err := os.Stat(path)
+		if err == nil && os.SameFile(fi, pi) {
+			return f, fi, nil
+		}
+		f.Close()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+	}
+}
+
+// Append stores a new message from one mailbox name to another and returns
+// it. The message gets a UUIDv7 id and the current time. Both names must be
+// valid (see ValidName) and the body at most MaxMessageSize bytes, or
+// nothing is written. The directories (0700) and the mailbox (0600) are
+// created as needed. The line is written with a single write under the
+// mailbox's exclusive lock and synced to disk before Append returns; on any
+// error the mailbox is left as it was.
+func (s *Store) Append(from, to, body string) (_ Message, err error) {
+	if err := ValidName(from); err != nil {
+		return Message{}, fmt.Errorf("sender: %w", err)
+	}
+	if err := ValidName(to); err != nil {
+		return Message{}, fmt.Errorf("recipient: %w", err)
+	}
+	if len(body) > MaxMessageSize {
+		return Message{}, ErrTooLarge
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{ID: id.String(), From: from, To: to, Message: body, CreatedAt: s.now().Round(0)}
+	line, err := json.Marshal(m)
+	if err != nil {
+		return Message{}, err
+	}
+	line = append(line, '\n')
+
+	dir := s.mailboxDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Message{}, err
+	}
+	f, fi, err := openLocked(s.MailboxPath(to), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return Message{}, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	size := fi.Size()
+	if size > 0 {
+		// A last line without its newline is a torn append; end it, so that
+		// our line starts on a line of its own.
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return Message{}, err
+		}
+		if last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	n, err := f.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = fdatasync(f.File)
+	}
+	if err != nil {
+		// Leave no partial line behind; we still hold the lock.
+		if terr := f.Truncate(size); terr != nil {
+			return Message{}, fmt.Errorf("%w (and could not undo a partial write: %v)", err, terr)
+		}
+		return Message{}, err
+	}
+	if size == 0 {
+		// The mailbox may be new: make its directory entries durable too.
+		// The message is stored already, so a failure here is only
+		// reported; an error would make the sender send it again.
+		for _, d := range []string{dir, s.dir(), s.Root} {
+			if err := syncDir(d); err != nil {
+				s.warnf("could not sync directory %s: %v", d, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// Receive returns the oldest unread message of name's mailbox and marks it
+// read, under one exclusive lock, so each message is delivered exactly once
+// however many processes receive at the same time. It returns (nil, nil)
+// when there is no unread message or no mailbox, and then creates nothing.
+// Malformed and torn lines are skipped with one warning each; see the package
+// documentation for the cursor that keeps the cost independent of the
+// number of messages already read.
+func (s *Store) Receive(name string) (*Message, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	path := s.MailboxPath(name)
+	f, fi, err := openLocked(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cf := s.openCursor(name, true)
+	defer cf.close()
+	start := cf.load(f.File, fi)
+	cur := start
+	var found *Message
+	torn, err := scanLines(f.File, start.Off, fi.Size(), func(line []byte, at int64) (bool, error) {
+		kind, m, flagOff, perr := classifyLine(line[:len(line)-1])
+		switch kind {
+		case lineMalformed:
+			s.warnf("skipping malformed line at byte %d of %s: %v", at, path, perr)
+		case lineUnread:
+			if _, err := f.WriteAt(flipTrue, at+int64(flagOff)); err != nil {
+				return true, err
+			}
+			copy(line[flagOff:], flipTrue)
+			m.ReadFlag = true
+			found = &m
+		}
+		cur = cur.advance(line, at)
+		return found != nil, nil
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if torn >= 0 {
+		s.warnf("skipping torn last line at byte %d of %s: no newline, a write was cut short", torn, path)
+	}
+	if cur != start {
+		// The cursor is a hint: failing to save it must not lose a message
+		// that is already marked read.
+		if err := cf.save(cur); err != nil {
+			s.warnf("could not save the read cursor of %s: %v", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		if found == nil {
+			return nil, err
+		}
+		s.warnf("closing %s: %v", path, err)
+	}
+	return found, nil
+}
+
+// Unread counts the unread messages of name's mailbox (0 when it has none).
+// It holds a shared lock, starts at the read cursor like Receive does, and
+// writes nothing; malformed lines are not counted and not reported.
+func (s *Store) Unread(name string) (int, error) {
+	if err := ValidName(name); err != nil {
+		return 0, err
+	}
+	f, fi, err := openLocked(s.MailboxPath(name), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cf := s.openCursor(name, false)
+	defer cf.close()
+	start := cf.load(f.File, fi)
+	n := 0
+	_, err = scanLines(f.File, start.Off, fi.Size(), func(line []byte, _ int64) (bool, error) {
+		if kind, _, _, _ := classifyLine(line[:len(line)-1]); kind == lineUnread {
+			n++
+		}
+		return false, nil
+	})
+	return n, err
+}
+
+// scanBufSize is the read buffer of scanLines. Typical lines are a few
+// hundred bytes, so one read usually reaches the first unread line.
+const scanBufSize = 16 << 10
+
+// scanLines calls fn for each complete line of f between from and size, in
+// order, with the line including its final newline and the line's offset.
+// The slice is only valid during the call. fn returns true to stop. A last
+// fragment without a newline (a torn append) is never passed to fn; when the
+// scan reaches one that is not blank, scanLines returns its offset as torn,
+// and otherwise -1.
+func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (bool, error)) (torn int64, err error) {
+	if from >= size {
+		return -1, nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), scanBufSize)
+	var long []byte
+	at := from
+	for {
+		frag, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, frag...)
+			continue
+		}
+		line := frag
+		if long != nil {
+			// The line outgrew the buffer; its earlier parts were copied.
+			long = append(long, frag...)
+			line = long
+		}
+		if err == io.EOF {
+			if isBlank(line) {
+				return -1, nil
+			}
+			return at, nil
+		}
+		if err != nil {
+			return -1, err
+		}
+		stop, err := fn(line, at)
+		if stop || err != nil {
+			return -1, err
+		}
+		at += int64(len(line))
+		long = nil
+	}
+}
+
+// Mailboxes lists, sorted, the names that have a mailbox file. Files that
+// are not "<valid name>.jsonl" are left out.
+func (s *Store) Mailboxes() ([]string, error) {
+	entries, err := os.ReadDir(s.mailboxDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), mailboxExt)
+		if !ok || !e.Type().IsRegular() || ValidName(name) != nil {
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Ignored reads the names listed in <root>/.agentmailignore: one name a
+// line, surrounding space trimmed, blank lines skipped. There are no
+// comments or patterns. A missing file is an empty set.
+func (s *Store) Ignored() (map[string]bool, error) {
+	data, err := os.ReadFile(filepath.Join(s.Root, ignoreFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for line := range bytes.Lines(data) {
+		if name := strings.TrimSpace(string(line)); name != "" {
+			set[name] = true
+		}
+	}
+	return set, nil
+}
+
+// writeFileAtomic replaces target with data through a synced temporary file
+// in dir (which must be target's directory) and a rename, then syncs dir. A
+// crash leaves either the old or the new content.
+func writeFileAtomic(dir, target string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes the entries of directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

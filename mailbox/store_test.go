@@ -1,0 +1,266 @@
+package mailbox
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func TestAppendReceiveRoundTrip(t *testing.T) {
+	bodies := []string{
+		"hello",
+		"",
+		"line one\nline two\n\nline four\n",
+		"windows\r\nline",
+		`she said "hi" and left \ a backslash`,
+		"tabs\tand\tmore\t",
+		"unicode: héllo wörld 日本語 🙂 \u2028 \u2029",
+		"<html> & friends > escapes",
+		`{"id":"fake","from":"x","to":"y","message":"json inside","read_flag":true}`,
+		`"read_flag":false`,
+		`","read_flag":false,"x":"`,
+		"nul \x00 and bell \x07",
+		strings.Repeat("x", MaxMessageSize),
+		strings.Repeat("\x01", MaxMessageSize), // six bytes each once escaped
+	}
+	s, w := newStore(t)
+	var sent []Message
+	for _, b := range bodies {
+		sent = append(sent, mustAppend(t, s, "alice", "bob", b))
+	}
+	wantUnread(t, s, "bob", len(bodies))
+	for i, want := range sent {
+		got := mustReceive(t, s, "bob")
+		if got.ID != want.ID || got.From != "alice" || got.To != "bob" || got.Message != bodies[i] || !got.ReadFlag || !got.CreatedAt.Equal(want.CreatedAt) {
+			t.Errorf("message %d: got %+.80v\nwant %+.80v", i, *got, want)
+		}
+		wantUnread(t, s, "bob", len(bodies)-i-1)
+	}
+	wantNoMessage(t, s, "bob")
+	if msgs := w.take(); len(msgs) != 0 {
+		t.Errorf("unexpected warnings: %q", msgs)
+	}
+
+	// Every stored line is still one valid JSON object, now marked read.
+	for i, line := range lines(readFile(t, s.MailboxPath("bob"))) {
+		var m Message
+		if err := json.Unmarshal([]byte(line), &m); err != nil || !m.ReadFlag || m.Message != bodies[i] {
+			t.Errorf("line %d after receiving: %v, read_flag %v", i, err, m.ReadFlag)
+		}
+	}
+}
+
+func TestAppendLineFormat(t *testing.T) {
+	s, _ := newStore(t)
+	now := time.Date(2026, 11, 21, 21, 26, 23, 116269185, time.FixedZone("+05", 5*3600))
+	s.Now = func() time.Time { return now }
+	m := mustAppend(t, s, "alice", "bob", "a <b> & c")
+	id, err := uuid.Parse(m.ID)
+	if err != nil || id.Version() != 7 {
+		t.Errorf("id %q is not a UUIDv7 (%v)", m.ID, err)
+	}
+	want := `{"id":"` + m.ID + `","from":"alice","to":"bob","message":"a \u003cb\u003e \u0026 c","read_flag":false,"created_at":"2026-11-21T21:26:23.116269185+05:00"}` + "\n"
+	if got := readFile(t, s.MailboxPath("bob")); got != want {
+		t.Errorf("stored line:\n got %s\nwant %s", got, want)
+	}
+	before, err := os.Stat(s.MailboxPath("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustReceive(t, s, "bob")
+	if after, err := os.Stat(s.MailboxPath("bob")); err != nil || !os.SameFile(before, after) {
+		t.Errorf("receive replaced the mailbox file (%v)", err)
+	}
+	want = strings.Replace(want, `"read_flag":false`, `"read_flag":true `, 1)
+	if got := readFile(t, s.MailboxPath("bob")); got != want {
+		t.Errorf("after receive:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestReceiveFIFO(t *testing.T) {
+	s, _ := newStore(t)
+	for i := range 20 {
+		mustAppend(t, s, "alice", "bob", string(rune('a'+i)))
+		if i%3 == 0 {
+			mustAppend(t, s, "alice", "carol", "other mailbox")
+		}
+	}
+	for i := range 20 {
+		if got := mustReceive(t, s, "bob").Message; got != string(rune('a'+i)) {
+			t.Fatalf("receive %d = %q; want %q", i, got, string(rune('a'+i)))
+		}
+	}
+	wantNoMessage(t, s, "bob")
+	wantUnread(t, s, "carol", 7)
+}
+
+func TestSizeLimit(t *testing.T) {
+	s, _ := newStore(t)
+	_, err := s.Append("alice", "bob", strings.Repeat("x", MaxMessageSize+1))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Append of %d bytes: %v; want ErrTooLarge", MaxMessageSize+1, err)
+	}
+	if err.Error() != "message exceeds maximum size of 64KB (65536 bytes)" {
+		t.Errorf("error text %q", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Root, ".agentmail")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused message created .agentmail (%v)", err)
+	}
+	mustAppend(t, s, "alice", "bob", strings.Repeat("x", MaxMessageSize))
+}
+
+func TestInvalidNamesWriteNothing(t *testing.T) {
+	s, _ := newStore(t)
+	for _, bad := range []string{"", "../x", "a/b", ".", "..", "a\nb", strings.Repeat("n", 250)} {
+		if _, err := s.Append("alice", bad, "hi"); err == nil {
+			t.Errorf("Append to %s succeeded", shortQuote(bad))
+		}
+		if _, err := s.Append(bad, "bob", "hi"); err == nil {
+			t.Errorf("Append from %s succeeded", shortQuote(bad))
+		}
+		if _, err := s.Receive(bad); err == nil {
+			t.Errorf("Receive(%s) succeeded", shortQuote(bad))
+		}
+		if _, err := s.Unread(bad); err == nil {
+			t.Errorf("Unread(%s) succeeded", shortQuote(bad))
+		}
+		if err := s.SetStatus(bad, "ready", ""); err == nil {
+			t.Errorf("SetStatus(%s) succeeded", shortQuote(bad))
+		}
+	}
+	entries, err := os.ReadDir(s.Root)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("root holds %v (%v); want nothing", entries, err)
+	}
+}
+
+func TestUnusualValidNames(t *testing.T) {
+	s, _ := newStore(t)
+	names := []string{"..x", "7", "-dash", "a:b", "my win", "w.1", "日本"}
+	for _, n := range names {
+		mustAppend(t, s, n, n, "to "+n)
+	}
+	got, err := s.Mailboxes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(names))
+	if !slices.Equal(got, want) {
+		t.Errorf("Mailboxes() = %q; want %q", got, want)
+	}
+	for _, n := range names {
+		if m := mustReceive(t, s, n); m.Message != "to "+n || m.From != n {
+			t.Errorf("mailbox %q delivered %+v", n, m)
+		}
+	}
+}
+
+func TestPermissionsAndNothingOutside(t *testing.T) {
+	s, _ := newStore(t)
+	mustAppend(t, s, "alice", "bob", "hi")
+	mustAppend(t, s, "alice", "bob", "there")
+	mustReceive(t, s, "bob")
+	if err := s.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]fs.FileMode{
+		".agentmail":                     fs.ModeDir | 0o700,
+		".agentmail/mailboxes":           fs.ModeDir | 0o700,
+		".agentmail/mailboxes/bob.jsonl": 0o600,
+		".agentmail/cursors":             fs.ModeDir | 0o700,
+		".agentmail/cursors/bob":         0o600,
+		".agentmail/recipients.jsonl":    0o600,
+		".agentmail/recipients.lock":     0o600,
+	}
+	got := map[string]fs.FileMode{}
+	err := filepath.WalkDir(s.Root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == s.Root {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(s.Root, path)
+		got[filepath.ToSlash(rel)] = fi.Mode()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("files under the root:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestReceiveWithoutMailboxCreatesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	wantNoMessage(t, s, "bob")
+	wantUnread(t, s, "bob", 0)
+	if names, err := s.Mailboxes(); err != nil || names != nil {
+		t.Errorf("Mailboxes() = %q, %v", names, err)
+	}
+	if states, err := s.States(); err != nil || states != nil {
+		t.Errorf("States() = %v, %v", states, err)
+	}
+	entries, err := os.ReadDir(s.Root)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("root holds %v (%v); want nothing", entries, err)
+	}
+}
+
+func TestMailboxesSkipsOtherFiles(t *testing.T) {
+	s, _ := newStore(t)
+	writeMailbox(t, s, "a", "")
+	writeMailbox(t, s, "b", "")
+	dir := s.mailboxDir()
+	for _, f := range []string{"notes.txt", ".tmp-123", "c.jsonl.bak"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Mailboxes()
+	if err != nil || !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Mailboxes() = %q, %v; want [a b]", got, err)
+	}
+}
+
+func TestIgnored(t *testing.T) {
+	s, _ := newStore(t)
+	got, err := s.Ignored()
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Ignored() without a file = %v, %v; want an empty set", got, err)
+	}
+	content := " alice \r\n\n\t\n# bob\n\tcarol\nmy win\n"
+	if err := os.WriteFile(filepath.Join(s.Root, ".agentmailignore"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Ignored()
+	want := map[string]bool{"alice": true, "# bob": true, "carol": true, "my win": true}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Ignored() = %v, %v; want %v", got, err, want)
+	}
+}
+
+func TestNewDoesNoIO(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "does", "not", "exist")
+	s := New(root)
+	if s.Root != root {
+		t.Errorf("Root = %q", s.Root)
+	}
+	if _, err := os.Stat(root); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("New touched the file system: %v", err)
+	}
+}

@@ -1,0 +1,214 @@
+// Command agentmail lets AI coding agents, one per tmux window, mail each
+// other: a CLI for people, scripts and hooks, and an MCP server on stdio
+// ("agentmail mcp") for coding assistants.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand: its usage text and the function that runs it.
+type command struct {
+	summary string
+	usage   string // the usage line, after "usage: "
+	help    string // the rest of the help text
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// commands is the subcommand table, in the order help lists them.
+var commands = []struct {
+	name string
+	cmd  *command
+}{
+	{"send", sendCmd},
+	{"receive", receiveCmd},
+	{"recipients", recipientsCmd},
+	{"status", statusCmd},
+	{"mailman", mailmanCmd},
+	{"cleanup", cleanupCmd},
+	{"onboard", onboardCmd},
+	{"mcp", mcpCmd},
+	{"help", helpCmd},
+	{"version", versionCmd},
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c.cmd
+		}
+	}
+	return nil
+}
+
+// env is what a command runs with: its I/O and the process environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	name           string // the subcommand, for usage lines
+}
+
+// run is the whole program; main and the test scripts both call it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 1
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "-help":
+		name = "help"
+	case "-v", "--version", "-version":
+		name = "version"
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
+		fmt.Fprintln(stderr, "usage: agentmail <command> [arguments]; run 'agentmail help' for the list")
+		return 1
+	}
+	e.name = name
+	err := cmd.run(ctx, e, args[1:])
+	return exitCode(e, cmd, err)
+}
+
+// exitError carries a specific exit status, and optionally no message.
+type exitError struct {
+	code int
+	err  error // nil: print nothing
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a mistake in the command line; its message is followed by
+// the command's usage line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func exitCode(e *env, cmd *command, err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(e.stdout, e.name, cmd)
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	} else if notInTmux(err) {
+		code = 2
+	}
+	fmt.Fprintf(e.stderr, "error: %s\n", oneLine(err.Error()))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "usage: %s\n", cmd.usage)
+	}
+	return code
+}
+
+// oneLine keeps an error to the one line the CLI promises.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "; ")
+}
+
+// parseArgs parses flags that may come before or after positional
+// arguments; "--" ends the flags. Unknown flags and missing values are
+// usage errors; -h and --help return flag.ErrHelp.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if len(a)-len(name) > 2 || name == "" {
+			return nil, usagef("bad flag syntax: %s", a)
+		}
+		value, hasValue := "", false
+		if k, v, ok := strings.Cut(name, "="); ok {
+			name, value, hasValue = k, v, true
+		}
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil, usagef("unknown flag: %s", a)
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if !hasValue {
+				value = "true"
+			}
+		} else if !hasValue {
+			if i+1 >= len(args) {
+				return nil, usagef("flag needs a value: %s", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, usagef("invalid value %q for flag -%s: %v", value, name, err)
+		}
+	}
+	return pos, nil
+}
+
+// newFlags returns a flag set that reports nothing itself: parseArgs and
+// exitCode do the reporting.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// noArgs parses a command that takes no positional arguments.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	return nil
+}

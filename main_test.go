@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agentmail": func() {
+			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScript runs the scripts in testdata/: the real binary against a real
+// tmux server on a private socket, one server per script.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: true,
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		Setup:               setupScript,
+		Condition: func(cond string) (bool, error) {
+			if cond == "tmux" {
+				_, err := exec.LookPath("tmux")
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"agents":   cmdAgents,
+			"waitfor":  cmdWaitfor,
+			"mcpstart": cmdMCPStart,
+			"mcpsend":  cmdMCPSend,
+			"mcpclose": cmdMCPClose,
+			"mcpwait":  cmdMCPWait,
+		},
+	})
+}
+
+// setupScript gives each script a project root ($WORK has a .git) and its
+// own tmux server on a short private socket, killed when the script ends.
+// $TMUX points at that socket, so both tmux and agentmail use it; a script
+// runs as the first agent's pane once it has called "agents".
+func setupScript(e *testscript.Env) error {
+	if _, err := exec.LookPath("tmux"); err != nil && os.Getenv("CI") != "" {
+		return fmt.Errorf("tmux is required under CI=true but is not installed: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(e.WorkDir, ".git"), 0o755); err != nil {
+		return err
+	}
+	// sun_path holds about 108 bytes, and $WORK can be longer than that.
+	dir, err := os.MkdirTemp("", "am")
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(dir, "s")
+	e.Setenv("TMUX_SOCK", sock)
+	e.Setenv("TMUX", sock+",0,0")
+	e.Setenv("TMUX_TMPDIR", dir)
+	if ci := os.Getenv("CI"); ci != "" {
+		e.Setenv("CI", ci)
+	}
+	e.Defer(func() {
+		exec.Command("tmux", "-S", sock, "kill-server").Run()
+		os.RemoveAll(dir)
+	})
+	return nil
+}
+
+// cmdAgents starts a tmux session "proj" with one window per name, each
+// running cat (so typed text shows in capture-pane). It sets $PANE0, $PANE1,
+// … to the windows' pane ids and TMUX_PANE to the first.
+func cmdAgents(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: agents name...")
+	}
+	for i, name := range args {
+		var argv []string
+		if i == 0 {
+			argv = []string{"-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50", "-n", name, "-P", "-F", "#{pane_id}", "cat"}
+		} else {
+			argv = []string{"new-window", "-d", "-t", "proj:", "-n", name, "-P", "-F", "#{pane_id}", "cat"}
+		}
+		out := tmuxOut(ts, argv...)
+		ts.Setenv("PANE"+strconv.Itoa(i), strings.TrimSpace(out))
+	}
+	ts.Setenv("TMUX_PANE", ts.Getenv("PANE0"))
+}
+
+func tmuxOut(ts *testscript.TestScript, args ...string) string {
+	cmd := exec.Command("tmux", args...)
+	cmd.Env = scriptEnv(ts)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		ts.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// scriptEnv is the environment a helper process of a script runs with.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "GOCOVERDIR", "GORACE", "CI"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// cmdWaitfor waits until a file or a tmux pane's visible text matches a
+// regular expression: waitfor [-t duration] file|%pane regexp.
+// With !, it checks that it does not match during the whole duration.
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	timeout := 5 * time.Second
+	if len(args) >= 2 && args[0] == "-t" {
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("waitfor: %v", err)
+		}
+		timeout, args = d, args[2:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitfor [-t duration] file|%%pane regexp")
+	}
+	re, err := regexp.Compile(args[1])
+	if err != nil {
+		ts.Fatalf("waitfor: %v", err)
+	}
+	read := func() string {
+		if strings.HasPrefix(args[0], "%") {
+			return tmuxOut(ts, "capture-pane", "-p", "-J", "-t", args[0])
+		}
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		return string(b)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		text := read()
+		if re.MatchString(text) {
+			if neg {
+				ts.Fatalf("waitfor: %s matches %q:\n%s", args[0], args[1], text)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			if neg {
+				return
+			}
+			ts.Fatalf("waitfor: %s did not match %q within %v; it holds:\n%s", args[0], args[1], timeout, text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mcpProc is an "agentmail mcp" started by mcpstart, with its stdin kept
+// open until mcpclose.
+type mcpProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+	err   error
+}
+
+var (
+	mcpMu    sync.Mutex
+	mcpProcs = map[*testscript.TestScript]map[string]*mcpProc{}
+)
+
+func getMCP(ts *testscript.TestScript, name string) *mcpProc {
+	mcpMu.Lock()
+	defer mcpMu.Unlock()
+	p := mcpProcs[ts][name]
+	if p == nil {
+		ts.Fatalf("no mcp server %q: use mcpstart first", name)
+	}
+	return p
+}
+
+// cmdMCPStart starts "agentmail mcp" in the background: mcpstart name.
+// Its stdout and stderr go to the files name.out and name.err.
+func cmdMCPStart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mcpstart name")
+	}
+	name := args[0]
+	path, err := lookPathIn("agentmail", ts.Getenv("PATH"))
+	if err != nil {
+		ts.Fatalf("mcpstart: %v", err)
+	}
+	out, err := os.Create(ts.MkAbs(name + ".out"))
+	ts.Check(err)
+	errf, err := os.Create(ts.MkAbs(name + ".err"))
+	ts.Check(err)
+	cmd := exec.Command(path, "mcp")
+	cmd.Dir = ts.Getenv("PWD")
+	if cmd.Dir == "" {
+		cmd.Dir = ts.MkAbs(".")
+	}
+	cmd.Env = scriptEnv(ts)
+	cmd.Stdout, cmd.Stderr = out, errf
+	stdin, err := cmd.StdinPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	p := &mcpProc{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		out.Close()
+		errf.Close()
+		close(p.done)
+	}()
+	mcpMu.Lock()
+	if mcpProcs[ts] == nil {
+		mcpProcs[ts] = map[string]*mcpProc{}
+	}
+	mcpProcs[ts][name] = p
+	mcpMu.Unlock()
+	ts.Defer(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+		mcpMu.Lock()
+		delete(mcpProcs[ts], name)
+		mcpMu.Unlock()
+	})
+}
+
+func lookPathIn(file, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH", file)
+}
+
+// cmdMCPSend writes lines to a server's stdin: mcpsend name line...
+func cmdMCPSend(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: mcpsend name line...")
+	}
+	p := getMCP(ts, args[0])
+	for _, line := range args[1:] {
+		if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+			ts.Fatalf("mcpsend: %v", err)
+		}
+	}
+}
+
+// cmdMCPClose closes a server's stdin: mcpclose name.
+func cmdMCPClose(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mcpclose name")
+	}
+	ts.Check(getMCP(ts, args[0]).stdin.Close())
+}
+
+// cmdMCPWait waits for a server to exit with the given status within the
+// given time, measured from when mcpwait starts: mcpwait name status duration.
+func cmdMCPWait(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: mcpwait name status duration")
+	}
+	p := getMCP(ts, args[0])
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	d, err := time.ParseDuration(args[2])
+	ts.Check(err)
+	start := time.Now()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		ts.Fatalf("mcpwait: %s still running after %v", args[0], d)
+	}
+	got := p.cmd.ProcessState.ExitCode()
+	ts.Logf("%s exited with status %d after %v", args[0], got, time.Since(start).Round(time.Millisecond))
+	if got != want {
+		ts.Fatalf("mcpwait: %s exited with status %d, want %d", args[0], got, want)
+	}
+}

@@ -1,0 +1,187 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"agentmail/jsonrpc"
+)
+
+// ModernVersion is the protocol revision served without a handshake: each
+// request carries its version and the client's capabilities in
+// params._meta, and the server keeps no session state for it.
+const ModernVersion = "2026-07-28"
+
+// SupportedVersions lists every revision this server speaks, newest first.
+// server/discover and the -32022 error report the same list.
+var SupportedVersions = append([]string{ModernVersion}, LegacyVersions...)
+
+// The params._meta keys of the modern era.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// CodeUnsupportedProtocolVersion is the error for a request whose _meta
+// names a protocol revision this server does not speak.
+const CodeUnsupportedProtocolVersion = -32022
+
+// Cache hints of the cacheable modern results (server/discover and
+// tools/list). Both results are fixed for the life of the binary and are
+// the same for every user, so a client may keep them for an hour and share
+// them.
+const (
+	cacheTTLMs  = 3600000
+	cacheScope  = "public"
+	resultFinal = "complete"
+)
+
+// classify decides the era of one request from params._meta: a request
+// naming ModernVersion is modern; one naming a legacy revision, or naming
+// none, is legacy; any other string is answered -32022 whatever the
+// method. server/discover exists only in the modern era, so without a
+// modern version it is refused by the legacy table.
+func classify(method string, p *params) (modern bool, err error) {
+	raw, ok := p.meta[MetaProtocolVersion]
+	if !ok {
+		return false, nil
+	}
+	v, ok := jsonString(raw)
+	switch {
+	case !ok:
+		return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be a string", MetaProtocolVersion)
+	case v == ModernVersion:
+		return true, nil
+	case slices.Contains(LegacyVersions, v):
+		return false, nil
+	}
+	return false, &jsonrpc.Error{
+		Code:    CodeUnsupportedProtocolVersion,
+		Message: "Unsupported protocol version",
+		Data:    unsupportedVersion{Supported: SupportedVersions, Requested: v},
+	}
+}
+
+type unsupportedVersion struct {
+	Supported []string `json:"supported"`
+	Requested string   `json:"requested"`
+}
+
+// removedMethods were part of the legacy era and are gone from the modern
+// one: called with modern _meta they are unknown methods.
+var removedMethods = map[string]bool{
+	"initialize":            true,
+	"ping":                  true,
+	"logging/setLevel":      true,
+	"resources/subscribe":   true,
+	"resources/unsubscribe": true,
+}
+
+// unofferedPrefixes are the method families of capabilities this server does
+// not advertise; a client that calls them anyway gets -32601.
+var unofferedPrefixes = []string{"prompts/", "resources/", "completion/", "logging/"}
+
+// handleModern serves one request of the modern era. Its _meta has already
+// named ModernVersion; the client's capabilities are required too, though
+// no method here depends on them.
+func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
+	caps, ok := p.meta[MetaClientCapabilities]
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing _meta %q", MetaClientCapabilities)
+	}
+	if c := bytes.TrimSpace(caps); len(c) == 0 || c[0] != '{' {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be an object", MetaClientCapabilities)
+	}
+	switch req.Method {
+	case "server/discover":
+		return s.discoverRes, nil
+	case "tools/list":
+		if err := checkNoCursor(p); err != nil {
+			return nil, err
+		}
+		return s.modernList, nil
+	case "tools/call":
+		r, err := s.callTool(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		r.ResultType, r.Meta = resultFinal, s.modernMeta
+		return r, nil
+	case "subscriptions/listen":
+		return s.listen(req, p)
+	}
+	if removedMethods[req.Method] {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not part of protocol %s", req.Method, ModernVersion)
+	}
+	for _, prefix := range unofferedPrefixes {
+		if strings.HasPrefix(req.Method, prefix) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (this server offers tools only)", req.Method)
+		}
+	}
+	return nil, methodNotFound(req.Method)
+}
+
+// listen answers subscriptions/listen. The tool list never changes and no
+// other capability is offered, so no notification type can be honoured:
+// the server acknowledges the stream with an empty set and ends it at once
+// with its result, rather than holding a request open that will never
+// carry anything. The acknowledgement is written before the result, as the
+// protocol requires.
+func (s *Server) listen(req *jsonrpc.Request, p *params) (any, error) {
+	raw, err := p.member("notifications")
+	if err != nil {
+		return nil, err
+	}
+	if n := bytes.TrimSpace(raw); len(n) == 0 || n[0] != '{' {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
+	}
+	ack := struct {
+		Notifications struct{}                   `json:"notifications"`
+		Meta          map[string]json.RawMessage `json:"_meta"`
+	}{Meta: map[string]json.RawMessage{MetaSubscriptionID: req.ID}}
+	if err := s.conn.Notify("notifications/subscriptions/acknowledged", ack); err != nil {
+		return nil, fmt.Errorf("acknowledging subscriptions/listen: %w", err)
+	}
+	return struct {
+		ResultType string         `json:"resultType"`
+		Meta       map[string]any `json:"_meta"`
+	}{resultFinal, map[string]any{MetaSubscriptionID: req.ID, MetaServerInfo: s.serverInfo()}}, nil
+}
+
+// encodeModern encodes the modern results that never change. Every modern
+// result carries serverInfo in its _meta; the cacheable ones carry their
+// cache hints.
+func (s *Server) encodeModern() {
+	s.modernMeta = mustJSON(map[string]any{MetaServerInfo: s.serverInfo()})
+	s.modernList = mustJSON(struct {
+		Tools      []*tool         `json:"tools"`
+		ResultType string          `json:"resultType"`
+		TTLMs      int             `json:"ttlMs"`
+		CacheScope string          `json:"cacheScope"`
+		Meta       json.RawMessage `json:"_meta"`
+	}{toolList, resultFinal, cacheTTLMs, cacheScope, s.modernMeta})
+	s.discoverRes = mustJSON(struct {
+		ResultType        string          `json:"resultType"`
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions"`
+		TTLMs             int             `json:"ttlMs"`
+		CacheScope        string          `json:"cacheScope"`
+		Meta              json.RawMessage `json:"_meta"`
+	}{resultFinal, SupportedVersions, capabilities, Instructions, cacheTTLMs, cacheScope, s.modernMeta})
+}
+
+// mustJSON encodes a value built from constants; failing is a bug.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: encoding a fixed result: %v", err))
+	}
+	return b
+}

@@ -1,0 +1,280 @@
+// Package tools is the one layer shared by the CLI and the MCP server: the
+// operations send, receive, status and list-recipients as plain Go functions,
+// the texts both surfaces print, and the MCP methods that expose them.
+//
+// The CLI and the MCP server call the same Service methods and format results
+// with the same functions, so the same operation gives the same result on both
+// surfaces by construction.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"agentmail/mailbox"
+	"agentmail/tmux"
+)
+
+// Terminal is the part of tmux the operations need: the caller's window and
+// the windows of its session, learned with one tmux command.
+type Terminal interface {
+	Session(ctx context.Context) (*tmux.Session, error)
+}
+
+// Service runs the operations for one agent.
+type Service struct {
+	// Store is the mailbox of the project; nil when no root was found, in
+	// which case StoreErr says why.
+	Store    *mailbox.Store
+	StoreErr error
+	// Term is the caller's tmux; nil when not inside tmux, in which case
+	// TermErr says why.
+	Term    Terminal
+	TermErr error
+}
+
+// ErrRecipientNotFound is the error for an unknown, ignored or own window.
+var ErrRecipientNotFound = errors.New("recipient not found")
+
+// ErrNoMessage is returned for an empty message body.
+var ErrNoMessage = errors.New("no message provided")
+
+// Valid statuses, in the order they are listed to users.
+var Statuses = []string{"ready", "work", "offline"}
+
+// InvalidStatusError is the error for a status outside Statuses.
+type InvalidStatusError struct{ Value string }
+
+func (e *InvalidStatusError) Error() string {
+	return fmt.Sprintf("Invalid status: %s. Valid: %s", e.Value, strings.Join(Statuses, ", "))
+}
+
+// ValidStatus returns an *InvalidStatusError unless s is one of Statuses.
+func ValidStatus(s string) error {
+	for _, v := range Statuses {
+		if s == v {
+			return nil
+		}
+	}
+	return &InvalidStatusError{Value: s}
+}
+
+// NotInTmux reports whether err means the caller is not inside tmux.
+func NotInTmux(err error) bool { return errors.Is(err, tmux.ErrNotInTmux) }
+
+func (s *Service) store() (*mailbox.Store, error) {
+	if s.Store == nil {
+		if s.StoreErr != nil {
+			return nil, s.StoreErr
+		}
+		return nil, errors.New("no project root")
+	}
+	return s.Store, nil
+}
+
+// session asks tmux for the caller's window and its session's windows, and
+// refuses an identity that cannot own a mailbox: a message is never written
+// with an empty or unusable sender.
+func (s *Service) session(ctx context.Context) (*tmux.Session, error) {
+	if s.Term == nil {
+		if s.TermErr != nil {
+			return nil, s.TermErr
+		}
+		return nil, tmux.ErrNotInTmux
+	}
+	sess, err := s.Term.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := mailbox.ValidName(sess.Self.Name); err != nil {
+		return nil, fmt.Errorf("your window name %q cannot be used as an agent name: %w", sess.Self.Name, err)
+	}
+	return sess, nil
+}
+
+// Send stores message for recipient and returns the stored message.
+//
+// Sending to yourself, to an ignored window or to a window that does not
+// exist in the caller's session fails with ErrRecipientNotFound, with a
+// "did you mean" hint when a close name exists.
+func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.Message, error) {
+	if len(message) > mailbox.MaxMessageSize {
+		return mailbox.Message{}, mailbox.ErrTooLarge
+	}
+	if message == "" {
+		return mailbox.Message{}, ErrNoMessage
+	}
+	if recipient == "" {
+		return mailbox.Message{}, errors.New("no recipient given")
+	}
+	if err := mailbox.ValidName(recipient); err != nil {
+		return mailbox.Message{}, fmt.Errorf("invalid recipient: %w", err)
+	}
+	st, err := s.store()
+	if err != nil {
+		return mailbox.Message{}, err
+	}
+	sess, err := s.session(ctx)
+	if err != nil {
+		return mailbox.Message{}, err
+	}
+	ignored, err := st.Ignored()
+	if err != nil {
+		return mailbox.Message{}, err
+	}
+	found := false
+	var candidates []string
+	for _, w := range sess.Windows {
+		if w.Name == sess.Self.Name || ignored[w.Name] {
+			continue
+		}
+		if w.Name == recipient {
+			found = true
+			break
+		}
+		candidates = append(candidates, w.Name)
+	}
+	if !found {
+		if hint := closest(recipient, candidates); hint != "" {
+			return mailbox.Message{}, fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
+		}
+		return mailbox.Message{}, ErrRecipientNotFound
+	}
+	return st.Append(sess.Self.Name, recipient, message)
+}
+
+// Receive returns the caller's oldest unread message and marks it read, or
+// nil when there is none.
+func (s *Service) Receive(ctx context.Context) (*mailbox.Message, error) {
+	st, err := s.store()
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Receive(sess.Self.Name)
+}
+
+// SetStatus records the caller's status (ready, work or offline) and its
+// pane id, which the mailman uses to ring the right pane.
+func (s *Service) SetStatus(ctx context.Context, status string) error {
+	if err := ValidStatus(status); err != nil {
+		return err
+	}
+	st, err := s.store()
+	if err != nil {
+		return err
+	}
+	sess, err := s.session(ctx)
+	if err != nil {
+		return err
+	}
+	return st.SetStatus(sess.Self.Name, status, sess.Self.Pane)
+}
+
+// Recipient is one entry of the recipients list.
+type Recipient struct {
+	Name      string `json:"name"`
+	IsCurrent bool   `json:"is_current"`
+}
+
+// Recipients lists the windows of the caller's session in tmux order, minus
+// ignored ones; the caller's own window is always listed and marked.
+func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	if st, err := s.store(); err == nil {
+		if ignored, err = st.Ignored(); err != nil {
+			return nil, err
+		}
+	}
+	list := []Recipient{}
+	seen := map[string]bool{}
+	for _, w := range sess.Windows {
+		self := w.ID == sess.Self.ID
+		if seen[w.Name] && !self || (!self && ignored[w.Name]) {
+			continue
+		}
+		seen[w.Name] = true
+		list = append(list, Recipient{Name: w.Name, IsCurrent: self})
+	}
+	return list, nil
+}
+
+// SentText is the success text of send.
+func SentText(id string) string { return "Message #" + id + " sent" }
+
+// NoMail is the text of a receive that found nothing.
+const NoMail = "No unread messages"
+
+// ReceivedText is the text of a receive: the message with its sender and id,
+// or NoMail.
+func ReceivedText(m *mailbox.Message) string {
+	if m == nil {
+		return NoMail
+	}
+	return "From: " + m.From + "\nID: " + m.ID + "\n\n" + m.Message
+}
+
+// RecipientLines is the text of recipients: one name a line, the caller's as
+// "<name> [you]".
+func RecipientLines(list []Recipient) []string {
+	lines := make([]string, 0, len(list))
+	for _, r := range list {
+		if r.IsCurrent {
+			lines = append(lines, r.Name+" [you]")
+		} else {
+			lines = append(lines, r.Name)
+		}
+	}
+	return lines
+}
+
+// closest returns the candidate most like name, or "" when none is close
+// enough to be a plausible typo.
+func closest(name string, candidates []string) string {
+	best, bestDist := "", 0
+	for _, c := range candidates {
+		d := distance(strings.ToLower(name), strings.ToLower(c))
+		limit := 2
+		if n := len([]rune(c)); n <= 3 {
+			limit = 1
+		}
+		if d > limit {
+			continue
+		}
+		if best == "" || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b, in runes.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

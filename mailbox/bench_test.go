@@ -122,8 +122,9 @@ func BenchmarkReceive(b *testing.B) {
 }
 
 // BenchmarkReceiveWithoutCursor measures the fallback: a receive that must
-// scan every read message because the cursor is gone (as after the earlier
-// tool rewrote the mailbox). It happens once per such rewrite.
+// scan every read message because the cursor no longer matches the file (as
+// after the earlier tool rewrote the mailbox). It happens once per such
+// rewrite.
 func BenchmarkReceiveWithoutCursor(b *testing.B) {
 	for _, stored := range []int{100, 10_000, 100_000} {
 		s := New(b.TempDir())
@@ -146,7 +147,7 @@ func BenchmarkReceiveWithoutCursor(b *testing.B) {
 				if _, err := f.WriteAt([]byte("false"), unreadAt+int64(flagOff)); err != nil {
 					b.Fatal(err)
 				}
-				if err := s.saveCursor("bob", cursor{Off: 1, LastLen: 1}); err != nil {
+				if err := s.saveCursor("bob", cursor{Off: 1, LastLen: 1}); err != nil { // A stale cursor.
 					b.Fatal(err)
 				}
 				b.StartTimer()

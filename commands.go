@@ -229,14 +229,16 @@ Outside tmux this does nothing and exits 0, so hooks may call it anywhere.`,
 		case len(pos) > 1:
 			return usagef("unexpected argument %q", pos[1])
 		}
-		if err := tools.ValidStatus(pos[0]); err != nil {
+		if err := mailbox.ValidStatus(pos[0]); err != nil {
 			return err
 		}
-		svc := e.service("warning: ")
-		if svc.Term == nil {
+		// Hooks also run outside tmux, or after their pane is gone:
+		// there, status quietly does nothing.
+		err = e.service("warning: ").SetStatus(ctx, pos[0])
+		if notInTmux(err) {
 			return nil
 		}
-		return svc.SetStatus(ctx, pos[0])
+		return err
 	},
 }
 

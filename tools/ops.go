@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"agentmail/mailbox"
 	"agentmail/tmux"
@@ -41,25 +42,9 @@ var ErrRecipientNotFound = errors.New("recipient not found")
 // ErrNoMessage is returned for an empty message body.
 var ErrNoMessage = errors.New("no message provided")
 
-// Valid statuses, in the order they are listed to users.
-var Statuses = []string{"ready", "work", "offline"}
-
-// InvalidStatusError is the error for a status outside Statuses.
-type InvalidStatusError struct{ Value string }
-
-func (e *InvalidStatusError) Error() string {
-	return fmt.Sprintf("Invalid status: %s. Valid: %s", e.Value, strings.Join(Statuses, ", "))
-}
-
-// ValidStatus returns an *InvalidStatusError unless s is one of Statuses.
-func ValidStatus(s string) error {
-	for _, v := range Statuses {
-		if s == v {
-			return nil
-		}
-	}
-	return &InvalidStatusError{Value: s}
-}
+// ErrNotUTF8 is returned for a message body that is not valid UTF-8: JSON
+// cannot carry it unchanged.
+var ErrNotUTF8 = errors.New("message is not valid UTF-8 text")
 
 // NotInTmux reports whether err means the caller is not inside tmux.
 func NotInTmux(err error) bool { return errors.Is(err, tmux.ErrNotInTmux) }
@@ -105,6 +90,10 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	if message == "" {
 		return mailbox.Message{}, ErrNoMessage
+	}
+	if !utf8.ValidString(message) {
+		// Storing it would replace the bad bytes, changing the message.
+		return mailbox.Message{}, ErrNotUTF8
 	}
 	if recipient == "" {
 		return mailbox.Message{}, errors.New("no recipient given")
@@ -162,14 +151,16 @@ func (s *Service) Receive(ctx context.Context) (*mailbox.Message, error) {
 // SetStatus records the caller's status (ready, work or offline) and its
 // pane id, which the mailman uses to ring the right pane.
 func (s *Service) SetStatus(ctx context.Context, status string) error {
-	if err := ValidStatus(status); err != nil {
+	if err := mailbox.ValidStatus(status); err != nil {
 		return err
 	}
-	st, err := s.store()
+	// tmux first: outside tmux, status is a no-op for hooks, wherever
+	// they run.
+	sess, err := s.session(ctx)
 	if err != nil {
 		return err
 	}
-	sess, err := s.session(ctx)
+	st, err := s.store()
 	if err != nil {
 		return err
 	}
@@ -189,11 +180,13 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 	if err != nil {
 		return nil, err
 	}
-	ignored := map[string]bool{}
-	if st, err := s.store(); err == nil {
-		if ignored, err = st.Ignored(); err != nil {
-			return nil, err
-		}
+	st, err := s.store()
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := st.Ignored()
+	if err != nil {
+		return nil, err
 	}
 	list := []Recipient{}
 	seen := map[string]bool{}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"agentmail/mailbox"
+	"agentmail/mailman"
+	"agentmail/tmux"
+)
+
+// defaultEnterDelay is the pause between typing the ring and pressing
+// Enter. Coding assistants with a terminal UI can take an Enter that comes
+// in the same burst as the text as part of a paste and not submit it; a
+// pause of a few hundred milliseconds makes it a key press of its own.
+const defaultEnterDelay = 300 * time.Millisecond
+
+// stopWait bounds how long "mailman stop" waits for the mailman to end.
+const stopWait = 5 * time.Second
+
+var mailmanCmd = &command{
+	summary: "Ring idle agents when mail waits for them",
+	usage:   "agentmail mailman [--daemon] [--enter-delay DURATION] | mailman stop | mailman status",
+	help: `Run the mailman of this project: it types "Check your agentmail" into the
+tmux pane of an agent whose status is ready and who has unread mail, then
+presses Enter. It never types a message.
+
+  - A ready agent is rung within a second of new mail, and again at most
+    once a minute while the mail stays unread. Agents at work or offline
+    are never rung.
+  - An agent that never set a status is rung at most once a minute while
+    a window of its name exists.
+  - The pane is the one recorded by the agent's last "agentmail status",
+    while it is still in a window of the agent's name; otherwise the
+    active pane of the window with exactly that name. Windows named in
+    .agentmailignore are never rung.
+  - It serves the windows of the tmux session it is started from, or every
+    session of the server when $TMUX_PANE is not set. It needs $TMUX, and
+    stops when that tmux server or session goes away.
+
+One mailman runs per project: another start fails with "mailman already
+running (PID: N)" and exit status 2. In the foreground it logs to standard
+output and stops on Ctrl-C, SIGTERM or SIGHUP.
+
+  agentmail mailman           run in the foreground
+  agentmail mailman --daemon  run in the background; logs to .agentmail/mailman.log
+  agentmail mailman stop      stop the running mailman (exit 1 if none runs)
+  agentmail mailman status    say whether a mailman runs (exit 1 if none runs)
+
+Flags:
+  --daemon                 detach and run in the background
+  --enter-delay DURATION   pause between the text and Enter (default 300ms)`,
+	run: runMailman,
+}
+
+func runMailman(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("mailman")
+	daemon := fs.Bool("daemon", false, "")
+	enterDelay := fs.Duration("enter-delay", defaultEnterDelay, "")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *enterDelay < 0 {
+		return usagef("--enter-delay must not be negative, not %v", *enterDelay)
+	}
+	action := "start"
+	switch len(pos) {
+	case 0:
+	case 1:
+		action = pos[0]
+		if action != "stop" && action != "status" {
+			return usagef("unknown mailman action %q (want stop or status)", action)
+		}
+		var flags []string
+		fs.Visit(func(f *flag.Flag) { flags = append(flags, "--"+f.Name) })
+		if len(flags) > 0 {
+			return usagef("mailman %s takes no flags, got %s", action, strings.Join(flags, " "))
+		}
+	default:
+		return usagef("unexpected argument %q", pos[1])
+	}
+
+	root, err := findRoot(e)
+	if err != nil {
+		return err
+	}
+	st := mailbox.New(root)
+	pidPath := filepath.Join(st.Dir(), mailman.PIDFileName)
+	switch action {
+	case "status":
+		pid, err := mailman.Running(pidPath)
+		if err != nil {
+			return err
+		}
+		if pid == 0 {
+			fmt.Fprintln(e.stdout, "Mailman is not running")
+			return &exitError{code: 1}
+		}
+		fmt.Fprintf(e.stdout, "Mailman running (PID: %d)\n", pid)
+		return nil
+	case "stop":
+		pid, err := mailman.Stop(pidPath, stopWait)
+		if err != nil {
+			return err
+		}
+		if pid == 0 {
+			fmt.Fprintln(e.stdout, "Mailman is not running")
+			return &exitError{code: 1}
+		}
+		fmt.Fprintf(e.stdout, "Mailman stopped (PID: %d)\n", pid)
+		return nil
+	}
+
+	report := mailman.ChildReport(e.getenv)
+	err = startMailman(ctx, e, st, pidPath, *daemon && report == nil, *enterDelay, report)
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	code := 1
+	var re *mailman.RunningError
+	if errors.As(err, &re) || notInTmux(err) {
+		code = 2
+	}
+	if report != nil {
+		// A daemon child's output is the log, where the parent points the
+		// user; the parent prints the error itself.
+		report.Failed(err)
+		(&logger{w: e.stdout}).printf("Mailman not started: %v", err)
+		return &exitError{code: code}
+	}
+	return &exitError{code: code, err: err}
+}
+
+// startMailman runs the mailman in the foreground, or starts it as a
+// daemon when daemon is set. report, when not nil, is told how the start of
+// a daemon child went.
+func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string, daemon bool, enterDelay time.Duration, report *mailman.StartReport) error {
+	client, err := tmux.ServerFromEnv(e.getenv)
+	if err != nil {
+		return err
+	}
+	client.EnterDelay = enterDelay
+	// The scope is resolved once: a session id stays valid for the
+	// session's lifetime, even after the pane it was learned from closes.
+	term := &mailman.Tmux{Client: client}
+	scope := "every session of the tmux server"
+	if client.Pane != "" {
+		if term.Session, err = client.SessionOf(ctx, client.Pane); err != nil {
+			return fmt.Errorf("finding the tmux session of $TMUX_PANE: %w", err)
+		}
+		scope = "tmux session " + term.Session
+	} else if _, err := client.ListPanes(ctx, ""); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(st.Dir(), 0o700); err != nil {
+		return err
+	}
+
+	if daemon {
+		return spawnMailman(e, st, enterDelay)
+	}
+
+	lock, err := mailman.Acquire(pidPath)
+	if err != nil {
+		return err
+	}
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		if err := lock.Release(); err != nil {
+			fmt.Fprintf(e.stderr, "warning: releasing the mailman lock: %v\n", err)
+		}
+	}
+	defer release()
+
+	// The mailman stops cleanly on SIGINT, SIGTERM and SIGHUP; main only
+	// handles the first two, and scripts run this function without main.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stoppedBy := make(chan os.Signal, 1)
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+		stoppedBy <- sig
+	}()
+
+	log := &logger{w: e.stdout}
+	// A damaged line is met again on every pass; it is logged once.
+	warned := map[string]bool{}
+	st.Warnf = func(format string, args ...any) {
+		msg := fmt.Sprintf("warning: "+format, args...)
+		if !warned[msg] && len(warned) < 1000 {
+			warned[msg] = true
+			log.printf("%s", msg)
+		}
+	}
+	m := &mailman.Mailman{
+		Store: st,
+		Term:  term,
+		Logf:  log.printf,
+		Guard: lock.Check,
+	}
+	started := false
+	err = m.Run(ctx, func() {
+		started = true
+		log.printf("Mailman started (PID: %d) for %s, ringing in %s", os.Getpid(), st.Root, scope)
+		report.Started()
+	})
+	cancel()
+	got := <-stoppedBy
+	// The lock goes before the last line, so that whoever reads that line
+	// can start a new mailman at once.
+	release()
+	switch {
+	case err != nil && !started:
+		return err
+	case err != nil:
+		// Once started, the mailman reports through its log only.
+		log.printf("Mailman stopped: %v", err)
+		return &exitError{code: 1}
+	case got != nil:
+		log.printf("Mailman stopped (%v)", got)
+	default:
+		log.printf("Mailman stopped")
+	}
+	return nil
+}
+
+// spawnMailman starts this program again as a daemon mailman, logging to
+// .agentmail/mailman.log, and prints its PID once it runs.
+func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program to start the daemon: %w", err)
+	}
+	logPath := filepath.Join(st.Dir(), mailman.LogFileName)
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, mailman.DaemonEnv+"=") && !strings.HasPrefix(kv, mailbox.RootEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	d := &mailman.Daemon{
+		Path: exe,
+		// The same argv[0], which is also how the test scripts' copy of
+		// this program knows what to run.
+		Args: []string{os.Args[0], "mailman", "--enter-delay", enterDelay.String()},
+		// The child finds the same root even though it runs from the root
+		// and a relative $AGENTMAIL_ROOT would now mean something else.
+		Env: append(env, mailbox.RootEnv+"="+st.Root),
+		Dir: st.Root,
+		Log: logFile,
+	}
+	pid, err := d.Spawn()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Mailman started in background (PID: %d)\n", pid)
+	return nil
+}
+
+// logger writes timestamped lines, one Write each, from any goroutine.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *logger) printf(format string, args ...any) {
+	line := time.Now().Format("2006-01-02 15:04:05.000 ") + fmt.Sprintf(format, args...)
+	line = strings.ReplaceAll(line, "\n", "; ") + "\n"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, line)
+}

@@ -1,0 +1,230 @@
+//go:build unix
+
+package mailman
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestLockOneHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PIDFileName)
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Fatalf("Running without a file = %d, %v; want 0, nil", pid, err)
+	}
+	l, err := Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := os.Getpid()
+	if got, want := readFile(t, path), strconv.Itoa(me)+"\n"; got != want {
+		t.Errorf("PID file holds %q, want %q", got, want)
+	}
+	if pid, err := Running(path); pid != me || err != nil {
+		t.Errorf("Running = %d, %v; want %d", pid, err, me)
+	}
+	var re *RunningError
+	if _, err := Acquire(path); !errors.As(err, &re) || re.PID != me {
+		t.Errorf("second Acquire: err = %v, want RunningError with PID %d", err, me)
+	} else if got, want := err.Error(), "mailman already running (PID: "+strconv.Itoa(me)+")"; got != want {
+		t.Errorf("second Acquire: %q, want %q", got, want)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after Release the PID file is still there: %v", err)
+	}
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running after Release = %d, %v; want 0, nil", pid, err)
+	}
+	l, err = Acquire(path)
+	if err != nil {
+		t.Fatalf("Acquire after Release: %v", err)
+	}
+	l.Release()
+}
+
+func TestLockConcurrentStarts(t *testing.T) {
+	for round := range 20 {
+		path := filepath.Join(t.TempDir(), PIDFileName)
+		const n = 8
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			holders []*Lock
+			running int
+		)
+		start := make(chan struct{})
+		for range n {
+			wg.Go(func() {
+				<-start
+				l, err := Acquire(path)
+				mu.Lock()
+				defer mu.Unlock()
+				var re *RunningError
+				switch {
+				case err == nil:
+					holders = append(holders, l)
+				case errors.As(err, &re) && re.PID == os.Getpid():
+					running++
+				default:
+					t.Errorf("Acquire: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if len(holders) != 1 || running != n-1 {
+			t.Fatalf("round %d: %d holders and %d told it runs, want 1 and %d", round, len(holders), running, n-1)
+		}
+		holders[0].Release()
+	}
+}
+
+func TestLockStalePID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PIDFileName)
+	// A PID file left by a mailman that was killed, or by the earlier tool,
+	// names a process that does not hold the lock.
+	if err := os.WriteFile(path, []byte("999999999\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running with a stale PID file = %d, %v; want 0, nil", pid, err)
+	}
+	l, err := Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if got, want := readFile(t, path), strconv.Itoa(os.Getpid())+"\n"; got != want {
+		t.Errorf("PID file holds %q, want %q", got, want)
+	}
+}
+
+func TestLockCheckRecreatesTheFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".agentmail")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, PIDFileName)
+	l, err := Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	// The lock on the removed file no longer keeps anyone out...
+	if pid, _ := Running(path); pid != 0 {
+		t.Errorf("Running after removal = %d, want 0", pid)
+	}
+	// ... until Check takes it again.
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check after removal: %v", err)
+	}
+	if pid, err := Running(path); pid != os.Getpid() || err != nil {
+		t.Errorf("Running after Check = %d, %v; want %d", pid, err, os.Getpid())
+	}
+
+	// When another mailman got there first, Check says so.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	var re *RunningError
+	if err := l.Check(); !errors.As(err, &re) {
+		t.Errorf("Check with another holder: err = %v, want RunningError", err)
+	}
+}
+
+// TestLockHolderProcess is not a test: TestLockAcrossProcesses runs the
+// test binary with it to hold the lock in another process.
+func TestLockHolderProcess(t *testing.T) {
+	path := os.Getenv("MAILMAN_TEST_LOCK")
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	if _, err := Acquire(path); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("locked\n")
+	os.Stdin.Read(make([]byte, 1)) // until the parent kills us
+	os.Exit(0)
+}
+
+func TestLockAcrossProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PIDFileName)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	cmd.Env = append(os.Environ(), "MAILMAN_TEST_LOCK="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "locked" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper said %q", line)
+	}
+	child := cmd.Process.Pid
+	if pid, err := Running(path); pid != child || err != nil {
+		t.Errorf("Running = %d, %v; want the helper's PID %d", pid, err, child)
+	}
+	var re *RunningError
+	if _, err := Acquire(path); !errors.As(err, &re) || re.PID != child {
+		t.Errorf("Acquire while the helper holds the lock: err = %v, want RunningError with PID %d", err, child)
+	}
+	// Killed without any chance to clean up, the helper leaves its PID in
+	// the file, but the lock went with it.
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := readFile(t, path); got != strconv.Itoa(child)+"\n" {
+		t.Errorf("PID file after the kill holds %q", got)
+	}
+	start := time.Now()
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running after the holder died = %d, %v; want 0, nil", pid, err)
+	}
+	l, err := Acquire(path)
+	if err != nil {
+		t.Fatalf("Acquire after the holder died: %v", err)
+	}
+	l.Release()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("taking over from a dead holder took %v", d)
+	}
+}

@@ -1,0 +1,48 @@
+//go:build unix
+
+package mailman
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// tryLock tries to take an exclusive (or shared) flock on f without
+// waiting. It reports false when another open file holds a conflicting lock.
+func tryLock(f *os.File, exclusive bool) (bool, error) {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+// alive reports whether a process with this PID exists. EPERM means it
+// exists but belongs to another user.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// terminate sends SIGTERM to pid.
+func terminate(pid int) error {
+	return syscall.Kill(pid, syscall.SIGTERM)
+}
+
+// detached returns the process attributes of a daemon: a session of its
+// own, so that it outlives the terminal and the shell that started it.
+func detached() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
+}

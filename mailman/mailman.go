@@ -1,0 +1,374 @@
+// Package mailman is agentmail's notifier: it rings an idle agent whose
+// mailbox holds unread mail by typing "Check your agentmail" into the
+// agent's tmux pane, then pressing Enter as a key of its own. It never types
+// a message body.
+//
+// # Who is rung
+//
+// A pass looks at every state entry of recipients.jsonl and at every
+// mailbox:
+//
+//   - An agent whose status is ready and who has unread mail is rung, and
+//     rung again at most once per RingInterval (a minute) while the mail
+//     stays unread. A successful ring is recorded as the entry's
+//     notified_at, which "status work" and "status offline" reset and
+//     "status ready" keeps, so an agent that went to work and came back is
+//     rung at once if mail still waits.
+//   - Agents whose status is work or offline are never rung.
+//   - An agent with a mailbox but no state entry (it never ran "agentmail
+//     status") is rung at most once per RingInterval while a window of its
+//     name exists, and never when there is none.
+//   - A ring that fails, including a ready agent whose window is gone, is
+//     retried at most once per RingInterval, not on every event; a new
+//     status from the agent ends that wait early.
+//   - Names listed in .agentmailignore are never rung: they are windows that
+//     are not agents, and text typed into them would do harm.
+//
+// The timers of the rules above are measured from the moment a ring starts,
+// so a ready agent is rung again after one RingInterval, not after one
+// interval plus the time the ring took.
+//
+// # Which pane
+//
+// tmux is never targeted by window name (it would read "7" as an index, "-x"
+// as an offset, "a:b" as session:window and "my" as a prefix of "my win").
+// An agent is rung in the pane recorded in its state entry when that pane
+// still exists and belongs to a window with exactly the agent's name;
+// otherwise in the active pane of the first window, in tmux order, whose
+// name is exactly the agent's name. The panes considered are those the
+// Terminal lists: the command line restricts them to the session of the
+// pane the mailman was started from, or to the whole server.
+//
+// # When
+//
+// Run watches the project root (to see .agentmail appear), .agentmail and
+// .agentmail/mailboxes with inotify (polling elsewhere), adding watches as the directories
+// appear. A relevant event (a change of recipients.jsonl or of a mailbox
+// file) schedules a pass after Debounce; a stream of events never postpones
+// it by more than MaxDelay from the first event. A pass also runs when a
+// once-a-minute wait of an agent with unread mail ends, and at least every
+// SafetyInterval in case an event was missed. Rings of different agents run
+// at the same time, so one agent's Enter delay does not hold up another's.
+// tmux is asked for its panes whenever someone may be rung, and at least
+// once per SafetyInterval otherwise; when the tmux server or the session the
+// mailman serves is gone, Run returns, since nobody is left to ring.
+//
+// # One mailman per root
+//
+// Acquire takes an exclusive flock on .agentmail/mailman.pid with a
+// non-blocking try and the mailman holds it for its lifetime; whoever fails
+// the try reads the holder's PID and gives up. Running and Stop find the
+// holder the same way. The kernel drops the lock with its holder, so no PID
+// is trusted on its own.
+package mailman
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"agentmail/mailbox"
+	"agentmail/tmux"
+)
+
+// RingText is what the mailman types into an agent's pane.
+const RingText = "Check your agentmail"
+
+// Defaults of the Mailman fields that are left zero.
+const (
+	DefaultRingInterval   = time.Minute
+	DefaultSafetyInterval = 10 * time.Second
+	DefaultDebounce       = 50 * time.Millisecond
+	DefaultMaxDelay       = 300 * time.Millisecond
+	DefaultRingTimeout    = 10 * time.Second
+)
+
+// Terminal is the part of tmux the mailman needs. *Tmux implements it.
+type Terminal interface {
+	// Panes lists the panes the mailman may ring, with their windows, in
+	// tmux order. An error wrapping tmux.ErrNotInTmux means that the tmux
+	// server (or the session the mailman serves) is gone for good.
+	Panes(ctx context.Context) ([]tmux.Pane, error)
+	// Type types text literally into pane, a pane id, then presses Enter.
+	Type(ctx context.Context, pane, text string) error
+}
+
+// Mailman rings agents. Set Store and Term; the other fields have defaults.
+// Its methods must not be called concurrently.
+type Mailman struct {
+	Store *mailbox.Store
+	Term  Terminal
+	// Logf receives one line per thing worth knowing. Nil discards them.
+	Logf func(format string, args ...any)
+	// Now tells the time. Nil means time.Now.
+	Now func() time.Time
+
+	// RingInterval is the least time between two rings of one agent.
+	RingInterval time.Duration
+	// SafetyInterval is the longest time between two passes.
+	SafetyInterval time.Duration
+	// Debounce is how long Run waits after an event for more events.
+	Debounce time.Duration
+	// MaxDelay bounds how long a stream of events can postpone a pass.
+	MaxDelay time.Duration
+	// RingTimeout bounds one ring, Enter delay included.
+	RingTimeout time.Duration
+	// Guard, when set, is called before every pass; an error stops Run. The
+	// command line uses it to check that it still holds the mailman lock.
+	Guard func() error
+
+	// tried holds, per agent, when a ring that counts against the agent's
+	// once-a-minute limit outside recipients.jsonl started: every ring of an
+	// agent without a state entry, and failed rings of stated agents.
+	tried map[string]time.Time
+	// asked is when tmux was last asked for its panes.
+	asked time.Time
+	// said remembers the last message logged per subject, so that a
+	// condition that lasts is logged once, not on every pass.
+	said map[string]string
+}
+
+func (m *Mailman) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *Mailman) logf(format string, args ...any) {
+	if m.Logf != nil {
+		m.Logf(format, args...)
+	}
+}
+
+// report logs msg about subject unless it is what was last logged about it;
+// an empty msg forgets the subject, so that its next message is logged.
+func (m *Mailman) report(subject, msg string) {
+	if m.said == nil {
+		m.said = map[string]string{}
+	}
+	if msg == "" {
+		delete(m.said, subject)
+		return
+	}
+	if m.said[subject] != msg {
+		m.said[subject] = msg
+		m.logf("%s", msg)
+	}
+}
+
+func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
+
+// candidate is an agent with unread mail that may be rung in this pass.
+type candidate struct {
+	name   string
+	stated bool   // it has a state entry (and is ready)
+	pane   string // the pane recorded in the entry, if any
+	// updated is the entry's updated_at when the pass read it.
+	updated time.Time
+	target  string // the pane to ring
+}
+
+// Pass rings every agent that should be rung now and returns when the
+// earliest once-a-minute wait of an agent with unread mail ends (zero when
+// there is none), so that the caller can run the next pass then. It returns
+// an error only when the tmux server or session is gone, which nothing
+// will cure; other trouble is logged and the pass does what it safely can.
+func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
+	if m.Guard != nil {
+		if err := m.Guard(); err != nil {
+			return time.Time{}, err
+		}
+	}
+	now := m.now()
+	every := m.interval()
+	later := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if m.tried == nil {
+		m.tried = map[string]time.Time{}
+	}
+	for name, t := range m.tried {
+		if now.Sub(t) >= every {
+			delete(m.tried, name)
+		}
+	}
+	// waiting reports whether a ring of name that started at t is recent
+	// enough to wait for, and schedules the end of the wait.
+	waiting := func(t time.Time) bool {
+		if t.IsZero() {
+			return false
+		}
+		// A time in the future is not trusted: it would silence the agent
+		// until then.
+		if since := now.Sub(t); since >= 0 && since < every {
+			later(t.Add(every))
+			return true
+		}
+		return false
+	}
+
+	// Without the states nobody is rung: an agent at work must never be
+	// taken for one without an entry because its entry could not be read.
+	states, err := m.Store.States()
+	if err != nil {
+		m.report("states", "cannot read the agents' states: "+err.Error())
+		return next, nil
+	}
+	m.report("states", "")
+	ignored, err := m.Store.Ignored()
+	if err != nil {
+		m.report("ignore", "cannot read .agentmailignore, ringing as if it were empty: "+err.Error())
+		ignored = nil
+	} else {
+		m.report("ignore", "")
+	}
+	boxes, err := m.Store.Mailboxes()
+	if err != nil {
+		m.report("mailboxes", "cannot list the mailboxes: "+err.Error())
+	} else {
+		m.report("mailboxes", "")
+	}
+
+	unread := func(name string) bool {
+		n, err := m.Store.Unread(name)
+		if err != nil {
+			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
+			return false
+		}
+		m.report("unread "+name, "")
+		return n > 0
+	}
+
+	var cands []candidate
+	stated := make(map[string]bool, len(states))
+	for _, st := range states {
+		stated[st.Recipient] = true
+		// Entries such as the empty name the earlier tool could write
+		// have no mailbox and no window to ring.
+		if mailbox.ValidName(st.Recipient) != nil {
+			continue
+		}
+		if st.Status != mailbox.StatusReady || ignored[st.Recipient] || !unread(st.Recipient) {
+			continue
+		}
+		if waiting(st.NotifiedAt) {
+			continue
+		}
+		// A failed ring waits, unless the agent has set its status since:
+		// it may be back in a new pane.
+		if t, ok := m.tried[st.Recipient]; ok && !st.UpdatedAt.After(t) && waiting(t) {
+			continue
+		}
+		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt})
+	}
+	for _, name := range boxes {
+		if stated[name] || ignored[name] || !unread(name) || waiting(m.tried[name]) {
+			continue
+		}
+		cands = append(cands, candidate{name: name})
+	}
+	// tmux is asked when someone may be rung, and otherwise once per
+	// SafetyInterval, so that a mailman whose tmux is gone stops.
+	if len(cands) == 0 && now.Sub(m.asked) < cmp.Or(m.SafetyInterval, DefaultSafetyInterval) {
+		return next, nil
+	}
+	m.asked = now
+	panes, err := m.Term.Panes(ctx)
+	if err != nil {
+		if errors.Is(err, tmux.ErrNotInTmux) {
+			return time.Time{}, err
+		}
+		m.report("panes", "cannot list the tmux panes: "+err.Error())
+		return next, nil
+	}
+	m.report("panes", "")
+	if len(cands) == 0 {
+		return next, nil
+	}
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		c.target = target(panes, c.name, c.pane)
+		if c.target == "" {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.RingTimeout, DefaultRingTimeout))
+			defer cancel()
+			errs[i] = m.Term.Type(ctx, c.target, RingText)
+		})
+	}
+	wg.Wait()
+
+	for i, c := range cands {
+		switch {
+		case c.target == "" && !c.stated:
+			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")
+		case c.target == "":
+			m.logf("cannot ring %s: no window has that name; trying again in %v", quote(c.name), every)
+			m.tried[c.name] = now
+			later(now.Add(every))
+		case errs[i] != nil:
+			m.logf("ringing %s in pane %s failed: %v; trying again in %v", quote(c.name), c.target, errs[i], every)
+			m.tried[c.name] = now
+			later(now.Add(every))
+		default:
+			m.report("window "+c.name, "")
+			m.logf("rang %s in pane %s", quote(c.name), c.target)
+			later(now.Add(every))
+			if !c.stated {
+				m.tried[c.name] = now
+				break
+			}
+			delete(m.tried, c.name)
+			if err := m.markNotified(c.name, c.updated, now); err != nil {
+				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
+				m.tried[c.name] = now
+			}
+		}
+	}
+	return next, nil
+}
+
+// markNotified sets the notified_at of name's entry to t, unless the agent
+// has set its status since the pass read the entry (when its updated_at was
+// updated): an agent that went to work while it was rung had its notified_at
+// reset, and that stands even if it is ready again.
+func (m *Mailman) markNotified(name string, updated, t time.Time) error {
+	return m.Store.UpdateState(name, func(st *mailbox.State, exists bool) bool {
+		if !exists || st.Status != mailbox.StatusReady || !st.UpdatedAt.Equal(updated) {
+			return false
+		}
+		st.NotifiedAt = t
+		return true
+	})
+}
+
+func quote(name string) string { return strconv.Quote(name) }
+
+// target returns the pane to ring for the agent name: the recorded pane when
+// it still exists in a window named exactly name, else the active pane of
+// the first window named exactly name, else "".
+func target(panes []tmux.Pane, name, recorded string) string {
+	if recorded != "" {
+		for _, p := range panes {
+			if p.ID == recorded && p.WindowName == name {
+				return p.ID
+			}
+		}
+	}
+	for _, p := range panes {
+		if p.WindowName == name && p.Active {
+			return p.ID
+		}
+	}
+	return ""
+}

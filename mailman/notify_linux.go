@@ -1,0 +1,147 @@
+package mailman
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// fileWatcher reports changes in a few directories, with inotify. It is the
+// small part of a file-watching library that the mailman needs, written on
+// the standard library so that the binary depends on nothing else.
+type fileWatcher struct {
+	Events chan fileEvent
+	Errors chan error
+
+	f    *os.File
+	mu   sync.Mutex
+	dirs map[int32]string // watch descriptor → directory
+	done chan struct{}
+}
+
+// watchMask asks for the events that can change what a directory holds.
+const watchMask = syscall.IN_CREATE | syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE |
+	syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO |
+	syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+
+func newFileWatcher() (*fileWatcher, error) {
+	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	// A non-blocking descriptor goes through the runtime's poller, so Close
+	// wakes a Read that is waiting.
+	w := &fileWatcher{
+		Events: make(chan fileEvent, 64),
+		Errors: make(chan error, 1),
+		f:      os.NewFile(uintptr(fd), "inotify"),
+		dirs:   map[int32]string{},
+		done:   make(chan struct{}),
+	}
+	go w.read()
+	return w, nil
+}
+
+// Add watches the entries of dir. Adding a directory again is harmless.
+func (w *fileWatcher) Add(dir string) error {
+	dir = filepath.Clean(dir)
+	sc, err := w.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var wd int
+	var werr error
+	if err := sc.Control(func(fd uintptr) {
+		wd, werr = syscall.InotifyAddWatch(int(fd), dir, watchMask)
+	}); err != nil {
+		return err
+	}
+	if werr != nil {
+		return &os.PathError{Op: "watch", Path: dir, Err: werr}
+	}
+	w.mu.Lock()
+	w.dirs[int32(wd)] = dir
+	w.mu.Unlock()
+	return nil
+}
+
+// Close stops the watcher and closes Events and Errors.
+func (w *fileWatcher) Close() error {
+	err := w.f.Close()
+	<-w.done
+	return err
+}
+
+func (w *fileWatcher) read() {
+	defer close(w.done)
+	defer close(w.Events)
+	defer close(w.Errors)
+	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) {
+				w.Errors <- err
+			}
+			return
+		}
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			raw := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			nameBytes := buf[off+syscall.SizeofInotifyEvent : off+syscall.SizeofInotifyEvent+int(raw.Len)]
+			off += syscall.SizeofInotifyEvent + int(raw.Len)
+			if raw.Mask&syscall.IN_Q_OVERFLOW != 0 {
+				select {
+				case w.Errors <- errors.New("inotify queue overflow: events were lost"):
+				default:
+				}
+				continue
+			}
+			w.mu.Lock()
+			dir, ok := w.dirs[raw.Wd]
+			if raw.Mask&syscall.IN_IGNORED != 0 {
+				delete(w.dirs, raw.Wd)
+			}
+			w.mu.Unlock()
+			if !ok {
+				continue
+			}
+			name := dir
+			if i := indexNUL(nameBytes); i > 0 {
+				name = filepath.Join(dir, string(nameBytes[:i]))
+			}
+			if op := opOf(raw.Mask); op != 0 {
+				w.Events <- fileEvent{Name: name, Op: op}
+			}
+		}
+	}
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func opOf(mask uint32) fileOp {
+	var op fileOp
+	if mask&syscall.IN_CREATE != 0 || mask&syscall.IN_MOVED_TO != 0 {
+		op |= opCreate
+	}
+	if mask&(syscall.IN_MODIFY|syscall.IN_CLOSE_WRITE) != 0 {
+		op |= opWrite
+	}
+	if mask&(syscall.IN_DELETE|syscall.IN_DELETE_SELF) != 0 {
+		op |= opRemove
+	}
+	if mask&(syscall.IN_MOVED_FROM|syscall.IN_MOVE_SELF) != 0 {
+		op |= opRename
+	}
+	return op
+}

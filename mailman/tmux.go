@@ -1,0 +1,25 @@
+package mailman
+
+import (
+	"context"
+
+	"agentmail/tmux"
+)
+
+// Tmux is the Terminal of a real tmux server: the panes of one session, or
+// of every session of the server when Session is empty.
+type Tmux struct {
+	Client  *tmux.Client
+	Session string // a session id, "$N"; "" means the whole server
+}
+
+// Panes lists the panes in scope.
+func (t *Tmux) Panes(ctx context.Context) ([]tmux.Pane, error) {
+	return t.Client.ListPanes(ctx, t.Session)
+}
+
+// Type types text into pane, then presses Enter after the client's
+// EnterDelay.
+func (t *Tmux) Type(ctx context.Context, pane, text string) error {
+	return t.Client.Type(ctx, pane, text)
+}

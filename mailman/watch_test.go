@@ -1,0 +1,240 @@
+package mailman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"agentmail/mailbox"
+	"agentmail/tmux"
+)
+
+// These tests run Run on the real clock with real file watching and a fake
+// terminal. The safety timer is set far away, so a ring within the deadline
+// can only come from a file event or from a scheduled re-ring.
+
+// running is a Mailman running in the background.
+type running struct {
+	m    *Mailman
+	term *fakeTerm
+	log  *logs
+	done chan error
+	stop context.CancelFunc
+}
+
+func startRun(t *testing.T, root string, configure func(*Mailman)) *running {
+	t.Helper()
+	st := mailbox.New(root)
+	l := &logs{}
+	st.Warnf = l.logf
+	term := newFakeTerm()
+	term.rung = make(chan string, 100)
+	m := &Mailman{Store: st, Term: term, Logf: l.logf, SafetyInterval: time.Hour}
+	if configure != nil {
+		configure(m)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{m: m, term: term, log: l, done: make(chan error, 1), stop: cancel}
+	started := make(chan struct{})
+	go func() { r.done <- m.Run(ctx, func() { close(started) }) }()
+	select {
+	case <-started:
+	case err := <-r.done:
+		t.Fatalf("Run: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return r
+}
+
+// waitRing waits up to d for a ring and returns its pane and how long it
+// took, or fails the test.
+func (r *running) waitRing(t *testing.T, d time.Duration) (string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case p := <-r.rung():
+		return p, time.Since(start)
+	case err := <-r.done:
+		t.Fatalf("Run ended: %v; log:\n%s", err, r.log)
+	case <-time.After(d):
+		t.Fatalf("no ring within %v; log:\n%s", d, r.log)
+	}
+	return "", 0
+}
+
+// noRing checks that nobody is rung for d.
+func (r *running) noRing(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case p := <-r.rung():
+		t.Fatalf("pane %s was rung; log:\n%s", p, r.log)
+	case <-time.After(d):
+	}
+}
+
+func (r *running) rung() chan string { return r.term.rung }
+
+func TestRunRingsWithinASecond(t *testing.T) {
+	root := t.TempDir() // no .agentmail yet: it appears after the start
+	r := startRun(t, root, nil)
+	r.term.window("bob", "%1")
+	st := mailbox.New(root)
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	r.noRing(t, 200*time.Millisecond)
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if p, d := r.waitRing(t, time.Second); p != "%1" {
+		t.Errorf("rang pane %s after %v, want %%1", p, d)
+	}
+
+	// A mailbox without a state entry is noticed as well.
+	r.term.window("carol", "%2")
+	if _, err := st.Append("alice", "carol", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := r.waitRing(t, time.Second); p != "%2" {
+		t.Errorf("rang pane %s, want %%2", p)
+	}
+
+	// So is a status change: dave had mail while at work.
+	r.term.window("dave", "%3")
+	if err := st.SetStatus("dave", "work", "%3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("alice", "dave", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	r.noRing(t, 300*time.Millisecond)
+	if err := st.SetStatus("dave", "ready", "%3"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := r.waitRing(t, time.Second); p != "%3" {
+		t.Errorf("rang pane %s, want %%3", p)
+	}
+}
+
+func TestRunAfterAgentmailRemoved(t *testing.T) {
+	root := t.TempDir()
+	st := mailbox.New(root)
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, root, nil)
+	r.term.window("bob", "%1")
+	if err := os.RemoveAll(st.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	r.noRing(t, 100*time.Millisecond)
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitRing(t, time.Second)
+}
+
+func TestRunRingsAgainInAQuietSystem(t *testing.T) {
+	root := t.TempDir()
+	st := mailbox.New(root)
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	const every = 400 * time.Millisecond
+	r := startRun(t, root, func(m *Mailman) { m.RingInterval = every })
+	r.term.window("bob", "%1")
+	// The first pass ran before the window existed; the failed attempt
+	// waits one interval. Then bob is rung once per interval, without any
+	// event, and not more often.
+	start := time.Now()
+	var times []time.Duration
+	for range 3 {
+		r.waitRing(t, 2*every)
+		times = append(times, time.Since(start))
+	}
+	for i := 1; i < len(times); i++ {
+		if gap := times[i] - times[i-1]; gap < every-20*time.Millisecond || gap > every+300*time.Millisecond {
+			t.Errorf("rings at %v: gap %v, want about %v", times, gap, every)
+		}
+	}
+}
+
+func TestRunDebounceIsBounded(t *testing.T) {
+	root := t.TempDir()
+	st := mailbox.New(root)
+	if err := st.SetStatus("busy", "work", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, root, func(m *Mailman) {
+		m.Debounce = 100 * time.Millisecond
+		m.MaxDelay = 300 * time.Millisecond
+	})
+	r.term.window("bob", "%1")
+	// A stream of events, closer together than the debounce, must not hold
+	// back bob's ring beyond MaxDelay (plus the pass itself).
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			st.Append("alice", "busy", "noise")
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	time.Sleep(150 * time.Millisecond)
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := r.waitRing(t, 2*time.Second); d > 800*time.Millisecond {
+		t.Errorf("ring came %v after the mail under a stream of events, want at most about 300ms", d)
+	}
+}
+
+func TestRunStopsWhenTmuxIsGone(t *testing.T) {
+	root := t.TempDir()
+	st := mailbox.New(root)
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	term := newFakeTerm()
+	term.gone = fmt.Errorf("%w: no server", tmux.ErrNotInTmux)
+	m := &Mailman{Store: st, Term: term}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background(), nil) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, tmux.ErrNotInTmux) {
+			t.Errorf("Run: %v, want ErrNotInTmux", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Run went on without tmux")
+	}
+}
+
+func TestRunNeedsTheRoot(t *testing.T) {
+	m := &Mailman{Store: mailbox.New(t.TempDir() + "/missing"), Term: newFakeTerm()}
+	if err := m.Run(context.Background(), nil); err == nil {
+		t.Error("Run on a missing root: no error")
+	}
+}

@@ -1,0 +1,116 @@
+package tmux
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ServerFromEnv builds a Client for the tmux server named by $TMUX, for a
+// caller that acts on the whole server or on a session rather than as an
+// agent, such as the mailman. Unlike FromEnv it does not require $TMUX_PANE;
+// when $TMUX_PANE holds a pane id, the Client's Pane is set to it. When $TMUX
+// names no socket the error wraps ErrNotInTmux. It runs no command.
+func ServerFromEnv(getenv func(string) string) (*Client, error) {
+	tmuxVar := getenv("TMUX")
+	switch {
+	case tmuxVar == "":
+		return nil, fmt.Errorf("%w: $TMUX is not set", ErrNotInTmux)
+	case strings.HasPrefix(tmuxVar, ","):
+		return nil, fmt.Errorf("%w: $TMUX is %q, which names no tmux socket", ErrNotInTmux, tmuxVar)
+	}
+	c := &Client{}
+	if pane := getenv("TMUX_PANE"); isPaneID(pane) {
+		c.Pane = pane
+	}
+	return c, nil
+}
+
+// Pane is one pane of the server and the window that holds it.
+type Pane struct {
+	ID         string // the pane id, "%N"
+	Window     string // the id of the pane's window, "@N"
+	WindowName string // the window name exactly as tmux printed it
+	Active     bool   // whether the pane is its window's active pane
+}
+
+// SessionOf returns the id ("$N") of the session that holds pane. Session
+// ids stay the same for a session's lifetime, while its name may change and,
+// like a window name, would be resolved by prefix if used as a target. When
+// the pane or the server is gone the error wraps ErrNotInTmux.
+func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
+	if !isPaneID(pane) {
+		return "", fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
+	}
+	out, err := c.run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
+	if err != nil {
+		return "", classifyTarget(err, "pane "+pane)
+	}
+	// tmux 3.3a answers for a pane that is gone with success and an empty
+	// line (see Alive), so only a session id counts as an answer.
+	id := strings.TrimSuffix(out, "\n")
+	if !isID(id, '$') {
+		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
+	}
+	return id, nil
+}
+
+// ListPanes returns the panes of one session, given by its id ("$N"), or of
+// every session of the server when session is "", in tmux order. A pane is
+// listed once even when its window is linked into several sessions. The
+// window names are verbatim, as in Session. When the session or the server
+// is gone the error wraps ErrNotInTmux.
+func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) {
+	// A random row marker, as in Session: window names may contain newlines.
+	marker := rand.Text()
+	args := []string{"list-panes", "-a", "-F", marker + paneFormat}
+	what := "server"
+	if session != "" {
+		if !isID(session, '$') {
+			return nil, fmt.Errorf("tmux: %q is not a session id like $1", session)
+		}
+		args = []string{"list-panes", "-s", "-t", session, "-F", marker + paneFormat}
+		what = "session " + session
+	}
+	out, err := c.run(ctx, args...)
+	if err != nil {
+		return nil, classifyTarget(err, what)
+	}
+	rows, err := parsePanes(out, marker)
+	if err != nil {
+		return nil, fmt.Errorf("tmux %s: %w", strings.Join(args[:len(args)-2], " "), err)
+	}
+	panes := make([]Pane, 0, len(rows))
+	seen := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		if seen[r.pane] {
+			continue
+		}
+		seen[r.pane] = true
+		panes = append(panes, Pane{ID: r.pane, Window: r.window, WindowName: r.name, Active: r.paneActive})
+	}
+	return panes, nil
+}
+
+// classifyTarget turns the failure of a command about a target (a pane, a
+// session or the whole server, named by what) into an error that wraps
+// ErrNotInTmux when tmux said that the target or the server is gone. Other
+// failures are returned unchanged.
+func classifyTarget(err error, what string) error {
+	var re *RunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch stderr := re.Stderr; {
+	case strings.Contains(stderr, "can't find pane"),
+		strings.Contains(stderr, "can't find session"):
+		return &goneError{msg: fmt.Sprintf("tmux %s not found", what), err: err}
+	case strings.Contains(stderr, "no server running on"),
+		strings.Contains(stderr, "error connecting to"),
+		strings.Contains(stderr, "server exited unexpectedly"):
+		return &goneError{msg: "tmux server is gone", err: err}
+	}
+	return err
+}

@@ -97,9 +97,14 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 	}
 	st := mailbox.New(root)
 	pidPath := filepath.Join(st.Dir(), mailman.PIDFileName)
-	switch action {
-	case "status":
-		pid, err := mailman.Running(pidPath)
+	if action == "status" || action == "stop" {
+		pid, done := 0, "running"
+		if action == "status" {
+			pid, err = mailman.Running(pidPath)
+		} else {
+			pid, err = mailman.Stop(pidPath, stopWait)
+			done = "stopped"
+		}
 		if err != nil {
 			return err
 		}
@@ -107,18 +112,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stdout, "Mailman is not running")
 			return &exitError{code: 1}
 		}
-		fmt.Fprintf(e.stdout, "Mailman running (PID: %d)\n", pid)
-		return nil
-	case "stop":
-		pid, err := mailman.Stop(pidPath, stopWait)
-		if err != nil {
-			return err
-		}
-		if pid == 0 {
-			fmt.Fprintln(e.stdout, "Mailman is not running")
-			return &exitError{code: 1}
-		}
-		fmt.Fprintf(e.stdout, "Mailman stopped (PID: %d)\n", pid)
+		fmt.Fprintf(e.stdout, "Mailman %s (PID: %d)\n", done, pid)
 		return nil
 	}
 

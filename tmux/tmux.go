@@ -63,19 +63,17 @@ type Client struct {
 // error that wraps ErrNotInTmux and says which variable is wrong. FromEnv runs
 // no command: whether the pane is alive is for Session or Alive to find out.
 func FromEnv(getenv func(string) string) (*Client, error) {
-	tmuxVar := getenv("TMUX")
-	pane := getenv("TMUX_PANE")
-	switch {
-	case tmuxVar == "":
-		return nil, fmt.Errorf("%w: $TMUX is not set", ErrNotInTmux)
-	case strings.HasPrefix(tmuxVar, ","):
-		return nil, fmt.Errorf("%w: $TMUX is %q, which names no tmux socket", ErrNotInTmux, tmuxVar)
+	c, err := ServerFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	switch pane := getenv("TMUX_PANE"); {
 	case pane == "":
 		return nil, fmt.Errorf("%w: $TMUX_PANE is not set", ErrNotInTmux)
 	case !isPaneID(pane):
 		return nil, fmt.Errorf("%w: $TMUX_PANE is %q, not a pane id like %%3", ErrNotInTmux, pane)
 	}
-	return &Client{Pane: pane}, nil
+	return c, nil
 }
 
 // Alive reports whether the caller's pane, and with it its session and the

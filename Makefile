@@ -4,7 +4,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 BENCH_BIN ?= /tmp/agentmail-bench/agentmail
 
-.PHONY: build test check bench fuzz clean
+.PHONY: build test check bench fuzz interop clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o agentmail .
@@ -18,18 +18,27 @@ check:
 	test -z "$$(gofmt -l . | grep -v '^testdata/')"
 	go vet ./...
 	go mod tidy -diff
+	cd interop && go vet ./... && go mod tidy -diff
 	GORACE=atexit_sleep_ms=0 go test -race -count=1 ./...
 
 bench:
 	go test -run='^$$' -bench=. -benchmem ./...
 	CGO_ENABLED=0 go build -trimpath -o $(BENCH_BIN) .
 	go run ./bench/mailbox -bin $(BENCH_BIN)
+	go run ./bench/mcp -bin $(BENCH_BIN)
+
+# Clients written elsewhere drive the built binary: the official Go SDK at
+# four protocol revisions, and the MCP Inspector CLI (needs node and jq).
+interop: build
+	cd interop && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
+	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh
 
 fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzReceive -fuzztime=30s ./mailbox/
+	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
 
 clean:
 	rm -f agentmail

@@ -125,14 +125,14 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 		return bytes.Clone(rawID), false, invalidRequest(`missing "jsonrpc"`)
 	}
 	if v := vals[memberJSONRPC]; string(v) != `"2.0"` {
-		if s, ok := stringValue(v); !ok || s != "2.0" {
+		if s, ok := StringValue(v); !ok || s != "2.0" {
 			return bytes.Clone(rawID), false, invalidRequest(`"jsonrpc" must be "2.0"`)
 		}
 	}
 	if !has(memberMethod) {
 		return bytes.Clone(rawID), false, invalidRequest(`missing "method"`)
 	}
-	method, ok := stringValue(vals[memberMethod])
+	method, ok := StringValue(vals[memberMethod])
 	if !ok {
 		return bytes.Clone(rawID), false, invalidRequest(`"method" must be a string`)
 	}
@@ -193,9 +193,9 @@ func memberIndex(quoted []byte) int {
 	return -1
 }
 
-// stringValue returns the string a JSON value holds, or false when the value
+// StringValue returns the string a JSON value holds, or false when the value
 // is not a string.
-func stringValue(v []byte) (string, bool) {
+func StringValue(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
@@ -207,6 +207,42 @@ func stringValue(v []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// Member is one member of a JSON object: its name, unescaped, and its raw
+// value.
+type Member struct {
+	Name  []byte
+	Value json.RawMessage
+}
+
+// AppendMembers appends the members of the JSON object in b to ms, in order,
+// repeated names included. b must be valid JSON, as the Params of every
+// Request is; the names and values alias b unless a name had to be
+// unescaped. Callers can pass a small array's slice to avoid allocating.
+func AppendMembers(ms []Member, b []byte) []Member {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ms
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
+		end := skipString(b, i)
+		name := b[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if s, ok := StringValue(b[i:end]); ok {
+				name = []byte(s)
+			}
+		}
+		i = skipSpace(b, end) // at ':'
+		i = skipSpace(b, i+1) // at the value
+		vend := skipValue(b, i)
+		ms = append(ms, Member{Name: name, Value: b[i:vend]})
+		i = skipSpace(b, vend) // at ',' or '}'
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return ms
 }
 
 // splitArray returns the elements of the JSON array in b, which checkJSON has

@@ -35,8 +35,9 @@ var update = flag.Bool("update", false, "rewrite the server sections of testdata
 // exactly). UUIDs in the answers are replaced, before comparing, by
 // <uuid-1>, <uuid-2>, … in order of first appearance, so a file can say
 // that a received id is the one a send returned. An expected value "<any>"
-// matches any value. With -update the server sections are rewritten from
-// what the server said.
+// matches any value. With -update (go test ./tools -run TestGolden -update)
+// the server sections are rewritten from what the server said; expected
+// lines that still match are kept as they are, placeholders and all.
 //
 // A client line starting with "#" is a comment; one starting with "!" is a
 // directive for the harness:
@@ -470,4 +471,39 @@ func matchJSON(want, got any) bool {
 		return true
 	}
 	return reflect.DeepEqual(want, got)
+}
+
+// TestGoldenMatching checks the harness's own comparison, so that a golden
+// file cannot pass by accident.
+func TestGoldenMatching(t *testing.T) {
+	for _, tc := range []struct {
+		want, got string
+		match     bool
+	}{
+		{`{"a":1,"b":"x"}`, `{"b":"x","a":1}`, true},
+		{`{"id":1}`, `{"id":"1"}`, false},
+		{`{"id":9007199254740993}`, `{"id":9007199254740992}`, false},
+		{`{"id":1e3}`, `{"id":1000}`, false},
+		{`{"a":"<any>"}`, `{"a":{"deep":[1,2]}}`, true},
+		{`{"a":"<any>"}`, `{}`, false},
+		{`{"a":1}`, `{"a":1,"b":2}`, false},
+		{`[1,2]`, `[2,1]`, false},
+		{`{"a":null}`, `{}`, false},
+	} {
+		if got := linesMatch(tc.want, tc.got); got != tc.match {
+			t.Errorf("linesMatch(%s, %s) = %v, want %v", tc.want, tc.got, got, tc.match)
+		}
+	}
+
+	got := normalizeUUIDs([]string{
+		`{"text":"Message #01a20057-5b1e-7cd0-aa50-9ecc8f5807e5 sent"}`,
+		`{"id":"01a2005b-e31c-7382-bf57-81ad1c5f49a7","again":"01a20057-5b1e-7cd0-aa50-9ecc8f5807e5"}`,
+	})
+	want := []string{
+		`{"text":"Message #<uuid-1> sent"}`,
+		`{"id":"<uuid-2>","again":"<uuid-1>"}`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("normalizeUUIDs:\n got %q\nwant %q", got, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"agentmail/jsonrpc"
@@ -48,10 +49,11 @@ type Server struct {
 	initialized bool
 	protocol    string // the negotiated legacy revision
 
-	// The modern results that never change are encoded once, here rather
-	// than in package variables because they carry the version.
+	// The parts of results that never change, encoded once. They are
+	// fields rather than package variables because they carry the version.
+	info        string          // serverInfo, encoded
 	modernMeta  json.RawMessage // the _meta member of every modern result
-	modernList  json.RawMessage // the tools/list result
+	modernList  json.RawMessage // the modern tools/list result
 	discoverRes json.RawMessage // the server/discover result
 }
 
@@ -62,7 +64,7 @@ func NewServer(svc *Service, version string, logf func(format string, args ...an
 		logf = func(string, ...any) {}
 	}
 	s := &Server{svc: svc, version: version, logf: logf}
-	s.encodeModern()
+	s.encodeResults()
 	return s
 }
 
@@ -105,7 +107,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	modern, err := classify(req.Method, p)
+	modern, err := classify(p)
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +137,13 @@ func (s *Server) preempt(req *jsonrpc.Request) bool {
 	if req.Method != "notifications/cancelled" {
 		return false
 	}
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) == nil && len(p.RequestID) > 0 {
-		s.conn.Cancel(p.RequestID)
+	// The connection has checked the message, so params is absent, an
+	// array or a valid object.
+	if len(req.Params) > 0 && req.Params[0] == '{' {
+		var buf [4]jsonrpc.Member
+		if id, ok := lookup(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
+			s.conn.Cancel(id)
+		}
 	}
 	return true
 }
@@ -171,34 +175,54 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	}
 	s.initialized = true
 	s.protocol = version
-	return initializeResult{
-		ProtocolVersion: version,
-		Capabilities:    capabilities,
-		ServerInfo:      s.serverInfo(),
-		Instructions:    Instructions,
-	}, nil
-}
-
-type initializeResult struct {
-	ProtocolVersion string          `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	ServerInfo      serverInfo      `json:"serverInfo"`
-	Instructions    string          `json:"instructions"`
+	return concat(`{"protocolVersion":"`, version, `","capabilities":`, capabilities,
+		`,"serverInfo":`, s.info, `,"instructions":`, instructionsJSON, `}`), nil
 }
 
 // capabilities lists what the server implements: tools, whose list never
 // changes while it runs, and nothing else. The same object is advertised
 // to both eras.
-var capabilities = json.RawMessage(`{"tools":{"listChanged":false}}`)
+const capabilities = `{"tools":{"listChanged":false}}`
 
-type serverInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Title   string `json:"title"`
+// instructionsJSON is Instructions as a JSON string.
+var instructionsJSON = string(mustJSON(Instructions))
+
+// encodeResults encodes the results that never change. They are assembled
+// from encoded parts rather than marshalled from structs, which keeps the
+// reflection of encoding/json off the path from spawn to the first
+// answers. Every modern result carries serverInfo in its _meta; the
+// cacheable ones carry their cache hints.
+func (s *Server) encodeResults() {
+	s.info = `{"name":"agentmail","version":` + string(mustJSON(s.version)) + `,"title":"agentmail"}`
+	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
+	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
+	// toolsListResult is {"tools":[…]}; the modern result adds members.
+	list := string(toolsListResult[:len(toolsListResult)-1])
+	s.modernList = concat(list, `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
+	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(mustJSON(SupportedVersions)),
+		`,"capabilities":`, capabilities, `,"instructions":`, instructionsJSON, `,"_meta":`, string(s.modernMeta), `}`)
 }
 
-func (s *Server) serverInfo() serverInfo {
-	return serverInfo{Name: "agentmail", Version: s.version, Title: "agentmail"}
+// concat joins the parts of an encoded JSON value.
+func concat(parts ...string) json.RawMessage {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// mustJSON encodes a value built from constants; failing is a bug.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: encoding a fixed result: %v", err))
+	}
+	return b
 }
 
 func (s *Server) ping(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
@@ -210,10 +234,10 @@ func (s *Server) ping(ctx context.Context, req *jsonrpc.Request, p *params) (any
 // a request lacks a required field, which the modern rules answer -32602;
 // a client that probes with it then falls back to initialize.
 func (s *Server) legacyDiscover(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	if p.meta == nil {
+	if !p.hasMeta {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: server/discover needs params._meta with %q and %q", MetaProtocolVersion, MetaClientCapabilities)
 	}
-	if _, ok := p.meta[MetaProtocolVersion]; !ok {
+	if _, ok := p.metaValue(MetaProtocolVersion); !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: server/discover needs %q in params._meta", MetaProtocolVersion)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: server/discover is part of protocol %s; earlier revisions use initialize", ModernVersion)
@@ -363,52 +387,54 @@ func describeParams(params []string) string {
 
 // params are the params of one request, split into members once so that
 // the era can be read from _meta and the method can read its own members
-// without decoding the object again. Members are matched exactly, like
-// the jsonrpc package matches the envelope, unlike encoding/json's
-// case-insensitive struct fields.
+// without decoding the object again. Members are matched exactly, as the
+// jsonrpc package matches the envelope (encoding/json would match struct
+// fields case-insensitively), and a repeated member means its last copy,
+// as with encoding/json.
+//
+// The members are slices of the request's params, found by a scan that
+// allocates nothing for the usual handful of members: the jsonrpc
+// connection has checked that the whole message is valid JSON.
 type params struct {
-	present bool                       // params was sent, as an object or an array
-	object  bool                       // params is an object
-	members map[string]json.RawMessage // the members of an object; nil otherwise
-	meta    map[string]json.RawMessage // the members of params._meta; nil when absent
+	present bool             // params was sent, as an object or an array
+	object  bool             // params is an object
+	members []jsonrpc.Member // the members of an object
+	hasMeta bool             // params._meta is an object
+	meta    []jsonrpc.Member // its members
+
+	buf [8]jsonrpc.Member // backing store for members and meta
 }
+
+// noParams stands for absent params. It is shared and never modified.
+var noParams params
 
 // parseParams splits raw params. Params that are absent or an object are
 // accepted; an array is kept as "not an object" for the method to refuse if
 // it needs members. A _meta that is not an object is malformed under every
 // revision and is answered -32602.
 func parseParams(raw json.RawMessage) (*params, error) {
-	p := &params{}
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 || string(b) == "null" {
-		return p, nil
+		return &noParams, nil
 	}
-	p.present = true
+	p := &params{present: true}
 	if b[0] != '{' {
 		return p, nil
 	}
 	p.object = true
-	if string(b) == "{}" {
+	p.members = jsonrpc.AppendMembers(p.buf[:0], b)
+	n := len(p.members)
+	m, ok := lookup(p.members, "_meta")
+	if !ok || string(m) == "null" {
 		return p, nil
 	}
-	if err := json.Unmarshal(b, &p.members); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+	if m[0] != '{' {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta must be an object")
 	}
-	if m, ok := p.members["_meta"]; ok {
-		m = bytes.TrimSpace(m)
-		switch {
-		case string(m) == "null":
-		case len(m) > 0 && m[0] == '{':
-			if err := json.Unmarshal(m, &p.meta); err != nil {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta: %v", err)
-			}
-			if p.meta == nil {
-				p.meta = map[string]json.RawMessage{}
-			}
-		default:
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta must be an object")
-		}
-	}
+	p.hasMeta = true
+	// The meta members go after the params members in the same store, so
+	// that appending to one cannot overwrite the other.
+	p.meta = jsonrpc.AppendMembers(p.members[n:n:cap(p.members)], m)
 	return p, nil
 }
 
@@ -418,24 +444,29 @@ func (p *params) member(name string) (json.RawMessage, error) {
 	if p.present && !p.object {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
 	}
-	return p.members[name], nil
+	v, _ := lookup(p.members, name)
+	return v, nil
+}
+
+// metaValue returns the raw value of a member of params._meta.
+func (p *params) metaValue(name string) (json.RawMessage, bool) {
+	return lookup(p.meta, name)
+}
+
+// lookup returns the value of the last member with this name.
+func lookup(ms []jsonrpc.Member, name string) (json.RawMessage, bool) {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if string(ms[i].Name) == name {
+			return ms[i].Value, true
+		}
+	}
+	return nil, false
 }
 
 // jsonString returns the string a raw JSON value holds, or false when it is
 // not a string.
 func jsonString(raw json.RawMessage) (string, bool) {
-	v := bytes.TrimSpace(raw)
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), true
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return jsonrpc.StringValue(bytes.TrimSpace(raw))
 }
 
 // ErrTmuxGone is returned by Watch when the agent's pane, its session or the

@@ -1,9 +1,7 @@
 package tools
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,18 +35,21 @@ const CodeUnsupportedProtocolVersion = -32022
 // the same for every user, so a client may keep them for an hour and share
 // them.
 const (
-	cacheTTLMs  = 3600000
-	cacheScope  = "public"
-	resultFinal = "complete"
+	cacheTTLMs = 3600000
+	cacheScope = "public"
 )
+
+// resultComplete is the resultType of every modern result: this server
+// never needs more input from the client to finish a request.
+const resultComplete = "complete"
 
 // classify decides the era of one request from params._meta: a request
 // naming ModernVersion is modern; one naming a legacy revision, or naming
 // none, is legacy; any other string is answered -32022 whatever the
 // method. server/discover exists only in the modern era, so without a
 // modern version it is refused by the legacy table.
-func classify(method string, p *params) (modern bool, err error) {
-	raw, ok := p.meta[MetaProtocolVersion]
+func classify(p *params) (modern bool, err error) {
+	raw, ok := p.metaValue(MetaProtocolVersion)
 	if !ok {
 		return false, nil
 	}
@@ -91,11 +92,11 @@ var unofferedPrefixes = []string{"prompts/", "resources/", "completion/", "loggi
 // named ModernVersion; the client's capabilities are required too, though
 // no method here depends on them.
 func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	caps, ok := p.meta[MetaClientCapabilities]
+	caps, ok := p.metaValue(MetaClientCapabilities)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing _meta %q", MetaClientCapabilities)
 	}
-	if c := bytes.TrimSpace(caps); len(c) == 0 || c[0] != '{' {
+	if len(caps) == 0 || caps[0] != '{' {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be an object", MetaClientCapabilities)
 	}
 	switch req.Method {
@@ -111,7 +112,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 		if err != nil {
 			return nil, err
 		}
-		r.ResultType, r.Meta = resultFinal, s.modernMeta
+		r.ResultType, r.Meta = resultComplete, s.modernMeta
 		return r, nil
 	case "subscriptions/listen":
 		return s.listen(req, p)
@@ -138,50 +139,14 @@ func (s *Server) listen(req *jsonrpc.Request, p *params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := bytes.TrimSpace(raw); len(n) == 0 || n[0] != '{' {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
 	}
-	ack := struct {
-		Notifications struct{}                   `json:"notifications"`
-		Meta          map[string]json.RawMessage `json:"_meta"`
-	}{Meta: map[string]json.RawMessage{MetaSubscriptionID: req.ID}}
+	// The subscription id is the request's id, with its JSON type.
+	ack := concat(`{"notifications":{},"_meta":{"`, MetaSubscriptionID, `":`, string(req.ID), `}}`)
 	if err := s.conn.Notify("notifications/subscriptions/acknowledged", ack); err != nil {
 		return nil, fmt.Errorf("acknowledging subscriptions/listen: %w", err)
 	}
-	return struct {
-		ResultType string         `json:"resultType"`
-		Meta       map[string]any `json:"_meta"`
-	}{resultFinal, map[string]any{MetaSubscriptionID: req.ID, MetaServerInfo: s.serverInfo()}}, nil
-}
-
-// encodeModern encodes the modern results that never change. Every modern
-// result carries serverInfo in its _meta; the cacheable ones carry their
-// cache hints.
-func (s *Server) encodeModern() {
-	s.modernMeta = mustJSON(map[string]any{MetaServerInfo: s.serverInfo()})
-	s.modernList = mustJSON(struct {
-		Tools      []*tool         `json:"tools"`
-		ResultType string          `json:"resultType"`
-		TTLMs      int             `json:"ttlMs"`
-		CacheScope string          `json:"cacheScope"`
-		Meta       json.RawMessage `json:"_meta"`
-	}{toolList, resultFinal, cacheTTLMs, cacheScope, s.modernMeta})
-	s.discoverRes = mustJSON(struct {
-		ResultType        string          `json:"resultType"`
-		SupportedVersions []string        `json:"supportedVersions"`
-		Capabilities      json.RawMessage `json:"capabilities"`
-		Instructions      string          `json:"instructions"`
-		TTLMs             int             `json:"ttlMs"`
-		CacheScope        string          `json:"cacheScope"`
-		Meta              json.RawMessage `json:"_meta"`
-	}{resultFinal, SupportedVersions, capabilities, Instructions, cacheTTLMs, cacheScope, s.modernMeta})
-}
-
-// mustJSON encodes a value built from constants; failing is a bug.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("tools: encoding a fixed result: %v", err))
-	}
-	return b
+	return concat(`{"resultType":"`, resultComplete, `","_meta":{"`, MetaSubscriptionID, `":`, string(req.ID),
+		`,"`, MetaServerInfo, `":`, s.info, `}}`), nil
 }

@@ -87,7 +87,9 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // other error becomes CodeInternalError. A nil result with a nil error, or a
 // result that marshals to null, is sent as {} because a result must be an
 // object; a result that marshals to anything else but an object is a bug in
-// the handler and is answered with CodeInternalError.
+// the handler and is answered with CodeInternalError. A json.RawMessage
+// result holding one line is written as it is, unchecked: it must be a
+// valid JSON object.
 //
 // Handlers run one at a time on a single goroutine, so they need no locking
 // among themselves. The context is cancelled when the request is cancelled

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // tool describes one MCP tool: its listing and the function that runs it.
@@ -128,14 +129,15 @@ var toolsByName = func() map[string]*tool {
 	return m
 }()
 
-// toolsListResult is the tools/list result, encoded once: the set is static.
-var toolsListResult = func() json.RawMessage {
+// toolsListResult is the tools/list result, encoded on first use and then
+// kept: the set is static, and CLI commands never need it.
+var toolsListResult = sync.OnceValue(func() json.RawMessage {
 	b, err := json.Marshal(map[string]any{"tools": toolList})
 	if err != nil {
 		panic(fmt.Sprintf("encoding tool list: %v", err))
 	}
 	return b
-}()
+})
 
 // ListText is the text of list-recipients: the recipients lines, and a note
 // when the caller is alone.

@@ -23,7 +23,7 @@ func TestToolListing(t *testing.T) {
 		}
 		NextCursor *string
 	}
-	if err := json.Unmarshal(toolsListResult, &list); err != nil {
+	if err := json.Unmarshal(toolsListResult(), &list); err != nil {
 		t.Fatal(err)
 	}
 	if list.NextCursor != nil {

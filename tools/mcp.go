@@ -197,7 +197,7 @@ func (s *Server) encodeResults() {
 	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
 	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
 	// toolsListResult is {"tools":[…]}; the modern result adds members.
-	list := string(toolsListResult[:len(toolsListResult)-1])
+	list := string(toolsListResult()[:len(toolsListResult())-1])
 	s.modernList = concat(list, `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
 	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(mustJSON(SupportedVersions)),
 		`,"capabilities":`, capabilities, `,"instructions":`, instructionsJSON, `,"_meta":`, string(s.modernMeta), `}`)
@@ -247,7 +247,7 @@ func (s *Server) toolsList(ctx context.Context, req *jsonrpc.Request, p *params)
 	if err := checkNoCursor(p); err != nil {
 		return nil, err
 	}
-	return toolsListResult, nil
+	return toolsListResult(), nil
 }
 
 // checkNoCursor refuses a tools/list cursor: all tools fit on one page, so

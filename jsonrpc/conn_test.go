@@ -93,6 +93,8 @@ func testHandler(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, &jsonrpc.Error{Code: -32001, Message: "bad data", Data: make(chan int)}
 	case "panic":
 		panic("boom")
+	case "multiline":
+		return json.RawMessage("{\n\"a\": [1,\n2]\n}"), nil
 	case "html":
 		return map[string]string{"s": "<a&b>"}, nil
 	case "string":
@@ -233,8 +235,12 @@ func TestServeAnswers(t *testing.T) {
 			[]string{`{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"Internal error: the handler panicked"}}`, pong}},
 		{"no HTML escaping", []string{`{"jsonrpc":"2.0","id":6,"method":"html"}`},
 			[]string{`{"jsonrpc":"2.0","id":6,"result":{"s":"<a&b>"}}`}},
-		{"params echoed compactly", []string{`{"jsonrpc":"2.0","id":7,"method":"echo","params":{ "b" : 2, "a":[1, "<\n>"] }}`},
-			[]string{`{"jsonrpc":"2.0","id":7,"result":{"b":2,"a":[1,"<\n>"]}}`}},
+		// A one-line json.RawMessage goes out as it is; one that spans lines
+		// is compacted, so that it cannot split the frame.
+		{"raw params echoed as they are", []string{`{"jsonrpc":"2.0","id":7,"method":"echo","params":{ "b" : 2, "a":[1, "<\n>"] }}`},
+			[]string{`{"jsonrpc":"2.0","id":7,"result":{ "b" : 2, "a":[1, "<\n>"] }}`}},
+		{"multi-line raw result compacted", []string{`{"jsonrpc":"2.0","id":12,"method":"multiline"}`},
+			[]string{`{"jsonrpc":"2.0","id":12,"result":{"a":[1,2]}}`}},
 		{"non-object result", []string{`{"jsonrpc":"2.0","id":8,"method":"string"}`, `{"jsonrpc":"2.0","id":9,"method":"echo","params":[1]}`},
 			[]string{`{"jsonrpc":"2.0","id":8,"error":{"code":-32603,*`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,*`}},
 		{"nil map result", []string{`{"jsonrpc":"2.0","id":10,"method":"nilmap"}`}, []string{`{"jsonrpc":"2.0","id":10,"result":{}}`}},

@@ -37,6 +37,12 @@ type Options struct {
 	// dropped answers and recovered panics.
 	Logf func(format string, args ...any)
 
+	// Inline, when non-nil, marks requests whose handlers are quick and
+	// never block. Such a request that arrives on its own line while no
+	// other work is queued or running is handled on the reading goroutine
+	// itself, which saves the handoff to the worker; answers still come
+	// out in arrival order, and handlers still never run concurrently.
+	Inline func(req *Request) bool
 	// Grace bounds how long queued and running requests may still be
 	// answered after the input ends or the context passed to Serve is
 	// cancelled. Zero means one second; a negative value means no wait.
@@ -72,13 +78,19 @@ type Conn struct {
 	// exactly the requests a duplicate id or a Cancel can still refer to.
 	mu       sync.Mutex
 	inflight map[string]*call
+	// pending counts the calls handed to the worker and not yet done; a
+	// request is handled inline only when it is zero. Reading and
+	// changing it under mu also orders the reader's use of out and enc
+	// after the worker's.
+	pending int
 
 	wmu    sync.Mutex // serialises writes so that each line goes out whole
 	closed bool       // set when Serve returns: nothing is written after that
 	werr   error      // the first write error; the stream is unusable after it
 
-	// out and enc belong to the worker goroutine, which reuses them for
-	// every answer. enc does not escape HTML, so "<" stays "<" on the wire.
+	// out and enc belong to the goroutine that handles calls: the worker,
+	// or the reader for a call handled inline while the worker is idle.
+	// They are reused for every answer. enc does not escape HTML, so "<" stays "<" on the wire.
 	out bytes.Buffer
 	enc *json.Encoder
 
@@ -154,7 +166,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := make(chan struct{}) // closed when reading must stop early
 	readDone := make(chan error, 1)
 	workDone := make(chan struct{})
-	go c.read(queue, stop, readDone)
+	go c.read(hctx, queue, stop, readDone)
 	go c.work(hctx, queue, stop, workDone)
 
 	var err error
@@ -240,7 +252,7 @@ func (c *Conn) Notify(method string, params any) error {
 // read runs on the reader goroutine. It decodes each frame, registers
 // requests in inflight and queues what the worker must do. It sends its final
 // error on done and closes queue when it stops.
-func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error) {
+func (c *Conn) read(ctx context.Context, queue chan<- *call, stop <-chan struct{}, done chan<- error) {
 	defer close(queue)
 	for {
 		frame, err := c.r.Next()
@@ -264,6 +276,13 @@ func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error)
 		if cl == nil {
 			continue
 		}
+		if c.inline(cl) {
+			c.runRequest(ctx, cl)
+			continue
+		}
+		c.mu.Lock()
+		c.pending++
+		c.mu.Unlock()
 		select {
 		case queue <- cl:
 		case <-stop:
@@ -271,6 +290,18 @@ func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error)
 			return
 		}
 	}
+}
+
+// inline reports whether cl is a quick request the reader may handle itself
+// because the worker has nothing queued or running.
+func (c *Conn) inline(cl *call) bool {
+	if c.opt.Inline == nil || cl.err != nil || cl.isBatch || cl.req.ID == nil || !c.opt.Inline(&cl.req) {
+		return false
+	}
+	c.mu.Lock()
+	idle := c.pending == 0
+	c.mu.Unlock()
+	return idle
 }
 
 // accept turns one frame into the call the worker must handle, or nil when
@@ -361,6 +392,9 @@ func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{
 		default:
 			c.runRequest(ctx, cl)
 		}
+		c.mu.Lock()
+		c.pending--
+		c.mu.Unlock()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -779,4 +780,49 @@ func TestServeReadError(t *testing.T) {
 		t.Errorf("Serve = %v, want %v", err, boom)
 	}
 	checkLines(t, out.lines(t), []string{pong})
+}
+
+// TestServeInline checks that a quick request handled on the reader keeps
+// the order of answers and never runs beside a request the worker is
+// handling: while a slow request runs, an inline-able ping waits its turn.
+func TestServeInline(t *testing.T) {
+	h, started, release := blocking()
+	var running, most atomic.Int32
+	counted := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		return h(ctx, req)
+	}
+	preempt, seen := marker(nil)
+	p := startPipe(t, context.Background(), counted, jsonrpc.Options{
+		Preempt: preempt,
+		Inline:  func(req *jsonrpc.Request) bool { return req.Method == "ping" },
+	})
+
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	p.waitLines(1)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"slow"}`)
+	wait(t, started, "the slow request")
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, markerLine)
+	wait(t, seen, "the marker")
+	if n := len(p.out.lines(t)); n != 1 {
+		t.Fatalf("%d answers while the slow request runs, want 1: the ping must wait", n)
+	}
+	close(release)
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	got := p.finish()
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"slow":"done"}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("answers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d handlers ran at once, want 1", m)
+	}
 }

@@ -91,7 +91,7 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // result holding one line is written as it is, unchecked: it must be a
 // valid JSON object.
 //
-// Handlers run one at a time on a single goroutine, so they need no locking
+// Handlers run one at a time, never concurrently, so they need no locking
 // among themselves. The context is cancelled when the request is cancelled
 // with Conn.Cancel, when Serve gives up waiting for it at shutdown, and once
 // the handler returns.

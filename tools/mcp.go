@@ -74,10 +74,22 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		Preempt: s.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
-		Batch: func() bool { return s.initialized && s.protocol == "2025-03-26" },
-		Logf:  s.logf,
+		Batch:  func() bool { return s.initialized && s.protocol == "2025-03-26" },
+		Inline: quick,
+		Logf:   s.logf,
 	})
 	return s.conn.Serve(ctx)
+}
+
+// quick reports whether a request only reads or sets the server's own state,
+// never touching tmux or the mailbox, so that it may be answered without a
+// handoff between goroutines.
+func quick(req *jsonrpc.Request) bool {
+	switch req.Method {
+	case "ping", "initialize", "tools/list", "server/discover":
+		return true
+	}
+	return false
 }
 
 // method is one entry of the legacy dispatch table.

@@ -281,24 +281,6 @@ func (s *Store) SetStatus(name, status, pane string) error {
 	})
 }
 
-// RemoveStates removes every entry whose recipient is in names and returns
-// how many it removed. It writes only when something was removed.
-func (s *Store) RemoveStates(names map[string]bool) (int, error) {
-	n := 0
-	err := s.editStates(false, func(lines []stateLine) ([]stateLine, bool) {
-		kept := lines[:0:0]
-		for _, l := range lines {
-			if l.st != nil && names[l.st.Recipient] {
-				n++
-				continue
-			}
-			kept = append(kept, l)
-		}
-		return kept, n > 0
-	})
-	return n, err
-}
-
 // editStates runs edit on the lines of recipients.jsonl and, when it returns
 // true, replaces the file with the lines it returned. It holds the state
 // lock (serialising our writers) and an exclusive lock on recipients.jsonl

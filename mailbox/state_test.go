@@ -166,25 +166,6 @@ func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 		t.Errorf("the duplicate entry changed: %s", got[4])
 	}
 
-	n, err := s.RemoveStates(map[string]bool{"alice": true, "nobody": true})
-	if err != nil || n != 2 {
-		t.Errorf("RemoveStates = %d, %v; want 2 (both alice lines)", n, err)
-	}
-	got = lines(readFile(t, s.statesPath()))
-	if len(got) != 3 || !strings.Contains(got[2], `"bob"`) {
-		t.Errorf("after RemoveStates:\n%s", strings.Join(got, "\n"))
-	}
-}
-
-func TestRemoveStatesWithoutFileCreatesNothing(t *testing.T) {
-	s, _ := newStore(t)
-	n, err := s.RemoveStates(map[string]bool{"a": true})
-	if err != nil || n != 0 {
-		t.Errorf("RemoveStates = %d, %v", n, err)
-	}
-	if entries, _ := os.ReadDir(s.Root); len(entries) != 0 {
-		t.Errorf("root holds %v", entries)
-	}
 }
 
 // TestStatesNeverTorn runs writers against readers that read the file with

@@ -129,27 +129,6 @@ func (c *Client) Type(ctx context.Context, pane, text string) error {
 	return err
 }
 
-// Panes returns the ids of all live panes on the server, in tmux order. The
-// notifier uses it to tell whether a pane it recorded earlier still exists.
-// When the server is gone the error wraps ErrNotInTmux.
-func (c *Client) Panes(ctx context.Context) ([]string, error) {
-	out, err := c.run(ctx, "list-panes", "-a", "-F", "#{pane_id}")
-	if err != nil {
-		return nil, c.classify(err)
-	}
-	var panes []string
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		if !isPaneID(line) {
-			return nil, fmt.Errorf("tmux list-panes -a: unexpected output line %q", line)
-		}
-		panes = append(panes, line)
-	}
-	return panes, nil
-}
-
 // run runs tmux with args and returns its standard output. A failure is
 // always a *RunError carrying the argv and the trimmed standard error, because
 // tmux explains itself only on standard error.

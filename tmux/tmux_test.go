@@ -423,35 +423,6 @@ func TestTypeErrors(t *testing.T) {
 	}
 }
 
-func TestPanes(t *testing.T) {
-	s, alice := startServer(t)
-	bob := s.window("bob", "")
-	dave := s.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}", "cat")
-	c := &Client{}
-
-	got, err := c.Panes(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{alice, bob, dave}; !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
-		t.Errorf("Panes = %q, want %q", got, want)
-	}
-
-	s.tmux("kill-pane", "-t", bob)
-	got, err = c.Panes(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(got, bob) || len(got) != 2 {
-		t.Errorf("Panes after killing %s = %q", bob, got)
-	}
-
-	s.tmux("kill-server")
-	if _, err := c.Panes(context.Background()); !errors.Is(err, ErrNotInTmux) {
-		t.Errorf("Panes without a server: err = %v, want ErrNotInTmux", err)
-	}
-}
-
 func TestFromEnvRealPane(t *testing.T) {
 	_, alice := startServer(t)
 	t.Setenv("TMUX_PANE", alice)

@@ -82,7 +82,7 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		return kept, !opt.DryRun && len(kept) < len(lines)
 	})
 	if err != nil {
-		return rep, fmt.Errorf("cleaning %s: %w", s.statesPath(), err)
+		return rep, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err)
 	}
 
 	names, err := s.Mailboxes()
@@ -146,7 +146,7 @@ func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (remove
 		if err := os.Remove(path); err != nil {
 			return 0, false, err
 		}
-	} else if err := writeFileAtomic(s.mailboxDir(), path, kept); err != nil {
+	} else if err := writeFileAtomic(s.MailboxDir(), path, kept); err != nil {
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but

@@ -44,10 +44,10 @@ func cleanupFixture(t *testing.T) *Store {
 		stateLineOf("old", ancient) + // stale
 		`{"recipient":"broken"` + "\n" + // malformed: kept
 		stateLineOf("bob", cleanupNow.Add(-47*time.Hour)) // just inside 48h: kept
-	if err := os.MkdirAll(s.mailboxDir(), 0o700); err != nil {
+	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.statesPath(), []byte(states), 0o600); err != nil {
+	if err := os.WriteFile(s.StatesPath(), []byte(states), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -138,7 +138,7 @@ func TestCleanupDryRunEqualsRealRun(t *testing.T) {
 		}
 	}
 	var recips []string
-	for _, l := range lines(readFile(t, s.statesPath())) {
+	for _, l := range lines(readFile(t, s.StatesPath())) {
 		var st stateJSON
 		if json.Unmarshal([]byte(l), &st) == nil {
 			recips = append(recips, st.Recipient)

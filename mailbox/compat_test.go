@@ -84,7 +84,7 @@ func TestOldToolMailbox(t *testing.T) {
 
 func TestOldToolStates(t *testing.T) {
 	s, w := newStore(t)
-	path := s.statesPath()
+	path := s.StatesPath()
 	orig := lines(installFixture(t, "old-recipients.jsonl", path))
 
 	states, err := s.States()

@@ -85,7 +85,7 @@ func TestCrashSafety(t *testing.T) {
 	h := &crashHarness{t: t, dir: t.TempDir(), deadline: time.Now().Add(budget + time.Minute)}
 	s, w := New(filepath.Join(h.dir, "root")), &warnings{}
 	s.Warnf = w.warnf
-	if err := os.MkdirAll(s.mailboxDir(), 0o700); err != nil {
+	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range crashStateNames {
@@ -293,7 +293,7 @@ func TestCrashSafety(t *testing.T) {
 	if msgs := w.take(); len(msgs) != 0 {
 		t.Errorf("warnings %q", msgs)
 	}
-	tmps, _ := filepath.Glob(filepath.Join(s.dir(), ".tmp-*"))
+	tmps, _ := filepath.Glob(filepath.Join(s.Dir(), ".tmp-*"))
 	t.Logf("%v: kills %v; %d lines, %d valid, %d torn fragments, torn tail %v (a whole message %v); %d acknowledged, %d delivered, %d lost with a killed receiver, %d drained; %d unlocked reads of recipients.jsonl; %d temporary files left by killed status writers",
 		elapsed.Round(time.Millisecond), killsOf, mb.lines, len(mb.valid), mb.fragments, mb.tornTail, mb.tailMsg != nil,
 		len(acked), len(delivered), lost, len(unread), stateReads.Load(), len(tmps))
@@ -597,7 +597,7 @@ func (h *crashHarness) readStates(s *Store, stop <-chan struct{}, reads *atomic.
 			return
 		case <-time.After(time.Millisecond):
 		}
-		data, err := os.ReadFile(s.statesPath())
+		data, err := os.ReadFile(s.StatesPath())
 		if err != nil {
 			h.t.Errorf("reading recipients.jsonl: %v", err)
 			return

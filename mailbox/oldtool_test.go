@@ -172,7 +172,7 @@ func TestOldToolRewrittenMailbox(t *testing.T) {
 // last_read_at.
 func TestOldToolLegacyStates(t *testing.T) {
 	s, w := newStore(t)
-	path := s.statesPath()
+	path := s.StatesPath()
 	orig := lines(installFixture(t, "old-recipients-legacy.jsonl", path))
 
 	states, err := s.States()
@@ -235,7 +235,7 @@ func TestBothToolsAtOnce(t *testing.T) {
 		mu.Unlock()
 	}
 
-	if err := os.MkdirAll(s.mailboxDir(), 0o700); err != nil {
+	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	var senders, receivers sync.WaitGroup

@@ -189,7 +189,7 @@ func joinStateLines(lines []stateLine) []byte {
 // one too). It reads the whole file under a shared lock; malformed lines are
 // skipped with one warning each. A missing file means no entries.
 func (s *Store) States() ([]State, error) {
-	path := s.statesPath()
+	path := s.StatesPath()
 	f, _, err := openLocked(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -287,13 +287,13 @@ func (s *Store) SetStatus(name, status, pane string) error {
 // (excluding the earlier tool's in-place rewrites) throughout. Without
 // create, a missing file is left missing and edit is not called.
 func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
-	path := s.statesPath()
+	path := s.StatesPath()
 	if !create {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 	}
-	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 		return err
 	}
 	mu, err := lockedfile.OpenFile(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
@@ -321,5 +321,5 @@ func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, boo
 	if !write {
 		return nil
 	}
-	return writeFileAtomic(s.dir(), path, joinStateLines(lines))
+	return writeFileAtomic(s.Dir(), path, joinStateLines(lines))
 }

@@ -41,7 +41,7 @@ func TestSetStatusRules(t *testing.T) {
 	if st.Status != "ready" || !st.UpdatedAt.Equal(now) || st.Pane != "%3" || !st.NotifiedAt.IsZero() {
 		t.Errorf("after ready: %+v", st)
 	}
-	line := readFile(t, s.statesPath())
+	line := readFile(t, s.StatesPath())
 	if want := `{"recipient":"bob","status":"ready","updated_at":"2026-01-02T03:04:05.000000006Z","notified_at":"0001-01-01T00:00:00Z","pane":"%3"}` + "\n"; line != want {
 		t.Errorf("line %s\nwant %s", line, want)
 	}
@@ -87,7 +87,7 @@ func TestSetStatusInvalid(t *testing.T) {
 			t.Errorf("SetStatus(%q) = %v; want %q", bad, err, want)
 		}
 	}
-	if _, err := os.Stat(s.statesPath()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(s.StatesPath()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("an invalid status wrote the state file (%v)", err)
 	}
 	if err := s.SetStatus("", "ready", ""); err == nil {
@@ -100,8 +100,8 @@ func TestUpdateStateDeclineWritesNothing(t *testing.T) {
 	if err := s.SetStatus("alice", "work", ""); err != nil {
 		t.Fatal(err)
 	}
-	before := readFile(t, s.statesPath())
-	fi1, _ := os.Stat(s.statesPath())
+	before := readFile(t, s.StatesPath())
+	fi1, _ := os.Stat(s.StatesPath())
 	for _, name := range []string{"alice", "bob"} {
 		called := false
 		err := s.UpdateState(name, func(st *State, exists bool) bool {
@@ -116,8 +116,8 @@ func TestUpdateStateDeclineWritesNothing(t *testing.T) {
 			t.Fatalf("UpdateState: %v (called %v)", err, called)
 		}
 	}
-	fi2, _ := os.Stat(s.statesPath())
-	if readFile(t, s.statesPath()) != before || !os.SameFile(fi1, fi2) {
+	fi2, _ := os.Stat(s.StatesPath())
+	if readFile(t, s.StatesPath()) != before || !os.SameFile(fi1, fi2) {
 		t.Error("a declined update rewrote the file")
 	}
 }
@@ -132,10 +132,10 @@ func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 		`{"recipient":"bob","status":"work","updated_at":"2026-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z"}`,
 		`{"recipient":"alice","status":"offline","updated_at":"2025-01-01T00:00:00Z","notified_at":"0001-01-01T00:00:00Z"}`,
 	}, "\n") + "\n"
-	if err := os.MkdirAll(s.dir(), 0o700); err != nil {
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.statesPath(), []byte(content), 0o600); err != nil {
+	if err := os.WriteFile(s.StatesPath(), []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	states, err := s.States()
@@ -152,7 +152,7 @@ func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 	if err := s.SetStatus("alice", "work", ""); err != nil {
 		t.Fatal(err)
 	}
-	got := lines(readFile(t, s.statesPath()))
+	got := lines(readFile(t, s.StatesPath()))
 	if len(got) != 5 {
 		t.Fatalf("lines after update:\n%s", strings.Join(got, "\n"))
 	}
@@ -201,7 +201,7 @@ func TestStatesNeverTorn(t *testing.T) {
 					t.Errorf("States() = %d entries, %v", len(states), err)
 					return
 				}
-				data, err := os.ReadFile(s.statesPath())
+				data, err := os.ReadFile(s.StatesPath())
 				if err != nil {
 					t.Error(err)
 					return

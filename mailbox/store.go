@@ -66,16 +66,22 @@ func (s *Store) warnf(format string, args ...any) {
 	}
 }
 
-func (s *Store) dir() string            { return filepath.Join(s.Root, dirName) }
-func (s *Store) mailboxDir() string     { return filepath.Join(s.Root, dirName, mailboxesDir) }
+// Dir returns the .agentmail directory of the store.
+func (s *Store) Dir() string { return filepath.Join(s.Root, dirName) }
+
+// MailboxDir returns the directory that holds the mailbox files.
+func (s *Store) MailboxDir() string { return filepath.Join(s.Root, dirName, mailboxesDir) }
+
+// StatesPath returns the path of recipients.jsonl, the file of state entries.
+func (s *Store) StatesPath() string { return filepath.Join(s.Root, dirName, statesFile) }
+
 func (s *Store) cursorDir() string      { return filepath.Join(s.Root, dirName, cursorsDir) }
-func (s *Store) statesPath() string     { return filepath.Join(s.Root, dirName, statesFile) }
 func (s *Store) statesLockPath() string { return filepath.Join(s.Root, dirName, statesLockFile) }
 
 // MailboxPath returns the path of name's mailbox file. The name must be
 // valid (see ValidName).
 func (s *Store) MailboxPath(name string) string {
-	return filepath.Join(s.mailboxDir(), name+mailboxExt)
+	return filepath.Join(s.MailboxDir(), name+mailboxExt)
 }
 
 func (s *Store) cursorPath(name string) string {
@@ -137,7 +143,7 @@ func (s *Store) Append(from, to, body string) (_ Message, err error) {
 	}
 	line = append(line, '\n')
 
-	dir := s.mailboxDir()
+	dir := s.MailboxDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Message{}, err
 	}
@@ -180,7 +186,7 @@ func (s *Store) Append(from, to, body string) (_ Message, err error) {
 		// The mailbox may be new: make its directory entries durable too.
 		// The message is stored already, so a failure here is only
 		// reported; an error would make the sender send it again.
-		for _, d := range []string{dir, s.dir(), s.Root} {
+		for _, d := range []string{dir, s.Dir(), s.Root} {
 			if err := syncDir(d); err != nil {
 				s.warnf("could not sync directory %s: %v", d, err)
 			}
@@ -330,7 +336,7 @@ func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (boo
 // Mailboxes lists, sorted, the names that have a mailbox file. Files that
 // are not "<valid name>.jsonl" are left out.
 func (s *Store) Mailboxes() ([]string, error) {
-	entries, err := os.ReadDir(s.mailboxDir())
+	entries, err := os.ReadDir(s.MailboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

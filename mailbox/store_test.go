@@ -222,7 +222,7 @@ func TestMailboxesSkipsOtherFiles(t *testing.T) {
 	s, _ := newStore(t)
 	writeMailbox(t, s, "a", "")
 	writeMailbox(t, s, "b", "")
-	dir := s.mailboxDir()
+	dir := s.MailboxDir()
 	for _, f := range []string{"notes.txt", ".tmp-123", "c.jsonl.bak"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
 			t.Fatal(err)

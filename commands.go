@@ -270,19 +270,19 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	if *delivered <= 0 {
 		return usagef("--delivered-hours must be a positive number of hours, not %d", *delivered)
 	}
-	root, err := findRoot(e)
-	if err != nil {
-		return err
+	svc := e.service("warning: ")
+	if svc.StoreErr != nil {
+		return svc.StoreErr
 	}
 	opt := mailbox.CleanupOptions{
 		StaleAfter:     time.Duration(*stale) * time.Hour,
 		DeliveredAfter: time.Duration(*delivered) * time.Hour,
 		DryRun:         *dry,
 	}
-	if c, err := tmux.FromEnv(e.getenv); err != nil {
+	if svc.Term == nil {
 		fmt.Fprintln(e.stderr, "warning: not inside tmux: state entries of windows that are gone are not checked")
 	} else {
-		sess, err := c.Session(ctx)
+		sess, err := svc.Term.Session(ctx)
 		if err != nil {
 			return err
 		}
@@ -291,9 +291,7 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 			opt.Windows = append(opt.Windows, w.Name)
 		}
 	}
-	st := mailbox.New(root)
-	st.Warnf = func(format string, args ...any) { fmt.Fprintf(e.stderr, "warning: "+format+"\n", args...) }
-	r, err := st.Cleanup(opt)
+	r, err := svc.Store.Cleanup(opt)
 	if err != nil {
 		return err
 	}

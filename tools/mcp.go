@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -480,7 +479,3 @@ func lookup(ms []jsonrpc.Member, name string) (json.RawMessage, bool) {
 func jsonString(raw json.RawMessage) (string, bool) {
 	return jsonrpc.StringValue(bytes.TrimSpace(raw))
 }
-
-// ErrTmuxGone is returned by Watch when the agent's pane, its session or the
-// tmux server has gone away.
-var ErrTmuxGone = errors.New("tmux context lost")

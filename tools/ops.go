@@ -191,8 +191,10 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 	list := []Recipient{}
 	seen := map[string]bool{}
 	for _, w := range sess.Windows {
+		// Windows of one name share a mailbox, so a name is listed once;
+		// the caller's own window is always listed.
 		self := w.ID == sess.Self.ID
-		if seen[w.Name] && !self || (!self && ignored[w.Name]) {
+		if !self && (ignored[w.Name] || seen[w.Name]) {
 			continue
 		}
 		seen[w.Name] = true

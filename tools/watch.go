@@ -2,9 +2,14 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
+
+// ErrTmuxGone is returned by Watch when the agent's pane, its session or the
+// tmux server has gone away.
+var ErrTmuxGone = errors.New("tmux context lost")
 
 // WatchInterval is how often Watch asks tmux whether the agent's pane is
 // still there. Two failed checks in a row end the watch, so the loss is

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,11 +19,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"agentmail": func() {
-			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-		},
-	})
+	// The scripts run main itself, signal handling included: exactly what
+	// users run.
+	testscript.Main(m, map[string]func(){"agentmail": main})
 }
 
 // TestScript runs the scripts in testdata/: the real binary against a real
@@ -48,6 +46,7 @@ func TestScript(t *testing.T) {
 			"mcpsend":  cmdMCPSend,
 			"mcpclose": cmdMCPClose,
 			"mcpwait":  cmdMCPWait,
+			"mcpkill":  cmdMCPKill,
 		},
 	})
 }
@@ -274,6 +273,15 @@ func cmdMCPClose(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mcpclose name")
 	}
 	ts.Check(getMCP(ts, args[0]).stdin.Close())
+}
+
+// cmdMCPKill sends a signal to a server: mcpkill name TERM|INT|HUP|KILL.
+func cmdMCPKill(ts *testscript.TestScript, neg bool, args []string) {
+	sigs := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt, "HUP": syscall.SIGHUP, "KILL": os.Kill}
+	if neg || len(args) != 2 || sigs[args[1]] == nil {
+		ts.Fatalf("usage: mcpkill name TERM|INT|HUP|KILL")
+	}
+	ts.Check(getMCP(ts, args[0]).cmd.Process.Signal(sigs[args[1]]))
 }
 
 // cmdMCPWait waits for a server to exit with the given status within the

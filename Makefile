@@ -25,7 +25,7 @@ bench:
 	go test -run='^$$' -bench=. -benchmem ./...
 	CGO_ENABLED=0 go build -trimpath -o $(BENCH_BIN) .
 	go run ./bench/mailbox -bin $(BENCH_BIN)
-	go run ./bench/mcp -bin $(BENCH_BIN)
+	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN)
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, and the MCP Inspector CLI (needs node and jq).

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"agentmail/mailbox"
@@ -397,6 +399,19 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// SIGTERM and SIGINT end the server cleanly: status 0, after answering
+	// what it has read. os/signal starts threads of its own; installing it
+	// on a goroutine of its own keeps that off the way to the first answers.
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+			signal.Stop(sigs)
+		}
+	}()
 	lost := make(chan error, 1)
 	go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval) }()
 	served := make(chan error, 1)

@@ -182,8 +182,7 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 	}
 	defer release()
 
-	// The mailman stops cleanly on SIGINT, SIGTERM and SIGHUP; main only
-	// handles the first two, and scripts run this function without main.
+	// The mailman stops cleanly on SIGINT, SIGTERM and SIGHUP.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -10,19 +10,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// main installs no signal handlers: a one-shot command interrupted by a
+// signal ends as any Unix tool does, and every store operation is safe to
+// interrupt at any point. The long-running commands, mcp and mailman,
+// handle the signals that stop them cleanly themselves.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // command is one subcommand: its usage text and the function that runs it.

@@ -12,7 +12,12 @@
 //
 // It reports numbers and asserts nothing. Usage:
 //
-//	go build -o agentmail . && go run ./bench/mcp -bin ./agentmail
+//	CGO_ENABLED=0 go build -o agentmail . && CGO_ENABLED=0 go run ./bench/mcp -bin ./agentmail
+//
+// The floor is this program itself, so it is fair only when both are built
+// the same way: a cgo build starts through the dynamic loader, which costs
+// a few hundred microseconds here. The first lines printed say how each
+// was built.
 package main
 
 import (
@@ -89,7 +94,7 @@ func run(bin string, starts, pings, calls, rssCalls int) error {
 	}()
 
 	fmt.Printf("agentmail mcp benchmark: %s\n", abs)
-	fmt.Printf("%s, %d CPUs, %s\n\n", goVersion(abs), runtime.NumCPU(), time.Now().Format(time.DateOnly))
+	fmt.Printf("%s, %d CPUs, %s\n", goVersion(abs), runtime.NumCPU(), time.Now().Format(time.DateOnly))
 
 	// The floor: process start and a pipe round trip cost this much here
 	// whatever the server does.
@@ -97,6 +102,7 @@ func run(bin string, starts, pings, calls, rssCalls int) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("measured binary: %s; floor program: %s\n\n", linkage(abs), linkage(self))
 	echoCmd := func() *exec.Cmd {
 		cmd := exec.Command(self)
 		cmd.Env = []string{echoEnv + "=1"}
@@ -594,6 +600,21 @@ func round(d time.Duration) time.Duration {
 }
 
 func mb(b int64) string { return fmt.Sprintf("%.2f MB", float64(b)/(1<<20)) }
+
+// linkage reports whether bin was built with cgo, which decides whether it
+// starts through the dynamic loader.
+func linkage(bin string) string {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "build unknown"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return "CGO_ENABLED=" + s.Value
+		}
+	}
+	return "CGO_ENABLED unknown"
+}
 
 // goVersion reports the Go version the binary was built with.
 func goVersion(bin string) string {

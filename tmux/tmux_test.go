@@ -161,6 +161,27 @@ func TestSessionListsWindowsInOrder(t *testing.T) {
 	}
 }
 
+// tmux writes '_' for every character outside ASCII to a client whose
+// locale is not UTF-8 (LANG=C, or no locale at all, as in many hook and CI
+// environments), unless the client is started with -u or finds $TMUX set,
+// as ours always does. Names must arrive as they are whatever the locale.
+func TestSessionNamesInAnyLocale(t *testing.T) {
+	s, alice := startServer(t)
+	t.Setenv("LC_ALL", "C")
+	t.Setenv("LANG", "C")
+	pane := s.window("héllo ✉", "")
+	got, err := (&Client{Pane: pane}).Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Self.Name != "héllo ✉" {
+		t.Errorf("own name = %q, want %q", got.Self.Name, "héllo ✉")
+	}
+	if len(got.Windows) != 2 || got.Windows[0].Pane != alice || got.Windows[1].Name != "héllo ✉" {
+		t.Errorf("Windows = %#v", got.Windows)
+	}
+}
+
 func TestSessionSelfIsTheCallersPane(t *testing.T) {
 	s, alice := startServer(t)
 	bob := s.window("bob", "")

@@ -3,6 +3,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 BENCH_BIN ?= /tmp/agentmail-bench/agentmail
+# COMPARE=/path/to/another/agentmail makes bench measure it beside this one.
+COMPARE ?=
 
 .PHONY: build test check bench fuzz interop clean
 
@@ -25,7 +27,7 @@ bench:
 	go test -run='^$$' -bench=. -benchmem ./...
 	CGO_ENABLED=0 go build -trimpath -o $(BENCH_BIN) .
 	go run ./bench/mailbox -bin $(BENCH_BIN)
-	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN)
+	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN) $(if $(COMPARE),-compare $(COMPARE))
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, and the MCP Inspector CLI (needs node and jq).

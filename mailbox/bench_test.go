@@ -217,3 +217,29 @@ func BenchmarkSyncCost(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetStatus measures a status change with ten agents' entries in
+// recipients.jsonl: both locks, the read, and the synced replacement.
+func BenchmarkSetStatus(b *testing.B) {
+	s := New(b.TempDir())
+	for i := range 10 {
+		if err := s.SetStatus(fmt.Sprintf("agent%d", i), StatusReady, "%1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		status := StatusWork
+		if i%2 == 0 {
+			status = StatusReady
+		}
+		t0 := time.Now()
+		if err := s.SetStatus("agent3", status, "%1"); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	reportP50(b, durs)
+}

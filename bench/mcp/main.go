@@ -57,8 +57,9 @@ func main() {
 	pings := flag.Int("n", 20000, "requests per ping and tools/list measurement")
 	calls := flag.Int("calls", 300, "calls per tool for the tool-call latencies")
 	rssCalls := flag.Int("rss-calls", 10000, "tool calls before the second memory reading")
+	other := flag.String("compare", "", "another MCP server of the four tools, such as the earlier agentmail, to measure beside -bin")
 	flag.Parse()
-	if err := run(*bin, *starts, *pings, *calls, *rssCalls); err != nil {
+	if err := run(*bin, *other, *starts, *pings, *calls, *rssCalls); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
@@ -71,7 +72,7 @@ const (
 	modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 )
 
-func run(bin string, starts, pings, calls, rssCalls int) error {
+func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -213,15 +214,7 @@ func run(bin string, starts, pings, calls, rssCalls int) error {
 	if err != nil {
 		return err
 	}
-	var mix []string
-	for _, c := range []struct{ name, args string }{
-		{"send", `{"recipient":"bob","message":"memory benchmark"}`},
-		{"receive", `{}`},
-		{"status", `{"status":"work"}`},
-		{"list-recipients", `{}`},
-	} {
-		mix = append(mix, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+c.name+`","arguments":`+c.args+`}}`+"\n")
-	}
+	mix := toolMix()
 	done := 0
 	callMix := func(upTo int) error {
 		for ; done < upTo; done++ {
@@ -263,7 +256,15 @@ func run(bin string, starts, pings, calls, rssCalls int) error {
 	if err := mem.stop(); err != nil {
 		return err
 	}
-	return nil
+	if other == "" {
+		return nil
+	}
+	fmt.Println()
+	abs, err = filepath.Abs(other)
+	if err != nil {
+		return err
+	}
+	return compare(env, abs, starts, pings, calls, rssCalls)
 }
 
 // measure sends line n times, each after the previous answer, after a
@@ -374,7 +375,12 @@ type server struct {
 }
 
 func (e *env) command(agent string) *exec.Cmd {
-	cmd := exec.Command(e.bin, "mcp")
+	return e.commandFor(e.bin, agent)
+}
+
+// commandFor is command for another binary.
+func (e *env) commandFor(bin, agent string) *exec.Cmd {
+	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = e.root
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMUX=" + e.sock + ",0,0", "TMUX_PANE=" + e.panes[agent]}
 	// The Go runtime's own settings pass through, so their effect on the

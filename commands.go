@@ -397,6 +397,14 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if svc.StoreErr != nil {
 		logf("warning: %v (tool calls will fail until this is fixed)", svc.StoreErr)
 	}
+	// The server asks tmux at every tool call and watchdog tick for as long
+	// as its agent runs: one control-mode connection answers those queries
+	// in a tenth of the time a tmux process takes (README, "tmux").
+	if e.getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
+		client.Control = &tmux.Control{}
+		defer client.Control.Close()
+	}
+	svc.Term, svc.TermErr = client, nil
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// SIGTERM and SIGINT end the server cleanly: status 0, after answering

@@ -116,7 +116,7 @@ func tmuxOut(ts *testscript.TestScript, args ...string) string {
 // scriptEnv is the environment a helper process of a script runs with.
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "GOCOVERDIR", "GORACE", "CI"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "AGENTMAIL_TMUX_CONTROL", "GOCOVERDIR", "GORACE", "CI"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -7,7 +7,9 @@
 // session:window. This package therefore only ever targets pane ids ("%N"),
 // reads names from tmux output, and leaves exact name comparison to Go.
 //
-// The client runs the tmux binary with the process environment. A tmux client
+// The client runs the tmux binary with the process environment, one process
+// a command, or asks its queries through a long-lived control-mode client
+// (see Control). A tmux client
 // talks to the server named by the socket path in $TMUX, so the package needs
 // no socket option: tests point $TMUX at a private server.
 //
@@ -51,6 +53,12 @@ type Client struct {
 	// short pause lets them see it as a key press of its own. Zero means no
 	// pause, which is right for tests and plain line-reading programs.
 	EnterDelay time.Duration
+
+	// Control, when not nil, runs the queries (display-message, list-panes)
+	// through a control-mode connection instead of a process each. Commands
+	// that change anything, such as send-keys, always run as a process: a
+	// query can be repeated safely if the connection breaks under it.
+	Control *Control
 }
 
 // FromEnv builds a Client from the tmux variables that getenv returns. It
@@ -133,6 +141,17 @@ func (c *Client) Type(ctx context.Context, pane, text string) error {
 // always a *RunError carrying the argv and the trimmed standard error, because
 // tmux explains itself only on standard error.
 func (c *Client) run(ctx context.Context, args ...string) (string, error) {
+	if c.Control != nil && (args[0] == "display-message" || args[0] == "list-panes") {
+		out, err := c.Control.run(ctx, c, args)
+		if !errors.Is(err, errNoControl) {
+			return out, err
+		}
+	}
+	return c.exec(ctx, args...)
+}
+
+// exec runs args as a tmux process.
+func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, cmp.Or(c.Bin, "tmux"), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout

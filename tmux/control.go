@@ -1,0 +1,272 @@
+package tmux
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Control carries a Client's commands through one long-lived tmux client in
+// control mode ("tmux -C") instead of starting a tmux process for each. A
+// tmux process costs about 1.8 ms to start and answer here; a command on an
+// open control connection takes about 0.1 ms. It is meant for the MCP
+// server, which asks tmux at every tool call and every watchdog tick for the
+// lifetime of its agent.
+//
+// The connection is opened by the first command. It attaches to the session
+// that holds the Client's pane by the session's id, so the session's current
+// window does not change, with -E, so the session's environment is not
+// updated from ours, and with the client flags ignore-size (window sizes are
+// not affected) and no-output (pane output is not sent to us). It is still an
+// attached client: tmux lists it, counts the session as attached and runs
+// client-attached and client-detached hooks. The README says so, and how to
+// turn it off.
+//
+// Whenever the connection cannot be used (tmux older than 3.2 refuses the
+// flags, the user detached it, the session or server went away, a command was
+// interrupted, or its output could not be told apart from tmux's framing),
+// it is closed for good and the Client goes back to a process per command,
+// so a failure here never changes an answer, only its speed. It is never
+// reopened: a connection that the user detached stays detached.
+//
+// A Control is safe for use by several goroutines; commands run one at a time.
+// The zero value is ready to use.
+type Control struct {
+	mu     sync.Mutex
+	state  controlState
+	proc   *exec.Cmd
+	stdin  io.WriteCloser
+	blocks chan controlBlock // replies to our commands, in order
+	exited chan struct{}     // closed when the control client's output ends
+}
+
+type controlState int
+
+const (
+	controlUnopened controlState = iota
+	controlOpen
+	controlClosed
+)
+
+// controlBlock is the output of one command: the lines between "%begin" and
+// "%end" (failed false) or "%error" (failed true).
+type controlBlock struct {
+	lines  []string
+	failed bool
+}
+
+// errNoControl reports that a command was not run on the control connection
+// and should be run as a process instead.
+var errNoControl = errors.New("tmux control connection unavailable")
+
+// errTmuxFailed is the Err of a RunError for a command that tmux answered
+// with %error on the control connection; its message is in Stderr, as it
+// would be on a tmux process's standard error.
+var errTmuxFailed = errors.New("tmux reported an error")
+
+// controlTimeout bounds the wait for the connection to open.
+const controlTimeout = 2 * time.Second
+
+// run runs args on the control connection, opening it first if this is the
+// first command. It returns errNoControl, having run nothing, when the
+// connection is or has just become unusable.
+func (k *Control) run(ctx context.Context, c *Client, args []string) (string, error) {
+	line, ok := commandLine(args)
+	if !ok {
+		return "", errNoControl
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch k.state {
+	case controlClosed:
+		return "", errNoControl
+	case controlUnopened:
+		if err := k.open(ctx, c); err != nil {
+			k.closeLocked()
+			return "", errNoControl
+		}
+	}
+	b, err := k.roundTrip(ctx, line)
+	if err != nil {
+		k.closeLocked()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// The command may have run; say why it was not waited for,
+			// as a process killed by ctx would.
+			return "", &RunError{Args: args, Err: ctxErr}
+		}
+		return "", errNoControl
+	}
+	out := strings.Join(b.lines, "\n")
+	if b.failed {
+		return "", &RunError{Args: args, Err: errTmuxFailed, Stderr: out}
+	}
+	if len(b.lines) > 0 {
+		out += "\n"
+	}
+	return out, nil
+}
+
+// open starts the control client, attached to the session of c.Pane, and
+// checks with a first command that it answers.
+func (k *Control) open(ctx context.Context, c *Client) error {
+	if !isPaneID(c.Pane) {
+		return errNoControl
+	}
+	sessionID, err := c.exec(ctx, "display-message", "-p", "-t", c.Pane, "#{session_id}")
+	if err != nil {
+		return err
+	}
+	sessionID = strings.TrimSuffix(sessionID, "\n")
+	if !isID(sessionID, '$') {
+		return fmt.Errorf("tmux gave %q as the session of %s", sessionID, c.Pane)
+	}
+	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
+	stdin, err := proc.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := proc.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := proc.Start(); err != nil {
+		return err
+	}
+	k.proc, k.stdin = proc, stdin
+	// Commands run one at a time, so at most one reply is ever pending;
+	// the room for a few more keeps the reader from blocking on a reply
+	// that nobody waits for once the connection is given up.
+	k.blocks = make(chan controlBlock, 4)
+	k.exited = make(chan struct{})
+	go k.read(stdout)
+	k.state = controlOpen
+
+	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	defer cancel()
+	b, err := k.roundTrip(ctx, "display-message -p -t "+c.Pane+" '#{pane_id}'")
+	if err != nil {
+		return err
+	}
+	if b.failed || len(b.lines) != 1 || b.lines[0] != c.Pane {
+		return fmt.Errorf("tmux control client answered %q", b.lines)
+	}
+	return nil
+}
+
+// roundTrip writes one command line and waits for its block.
+func (k *Control) roundTrip(ctx context.Context, line string) (controlBlock, error) {
+	if _, err := io.WriteString(k.stdin, line+"\n"); err != nil {
+		return controlBlock{}, err
+	}
+	select {
+	case b := <-k.blocks:
+		return b, nil
+	case <-k.exited:
+		return controlBlock{}, errNoControl
+	case <-ctx.Done():
+		return controlBlock{}, ctx.Err()
+	}
+}
+
+// read parses the control client's output until it ends. A block of a
+// command we sent (flags 1) goes to k.blocks; blocks of other commands, such
+// as the attach itself (flags 0), and notifications (lines starting with
+// '%' outside a block) are dropped. A block ends only at the "%end" or
+// "%error" line that repeats its "%begin" line's time, number and flags, so
+// a window name holding a line such as "%end" does not end it early; a name
+// made to end it would have to foretell the server's clock and command
+// counter, and would gain its window nothing that renaming it would not.
+// Any other line outside a block means the output can no longer be
+// followed, and the connection is given up.
+func (k *Control) read(r io.Reader) {
+	defer close(k.exited)
+	defer k.stdin.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4<<10), 16<<20)
+	var (
+		inBlock bool
+		tag     string // "<time> <number> <flags>" of the open block
+		lines   []string
+	)
+	for sc.Scan() {
+		line := sc.Text()
+		if !inBlock {
+			if t, ok := strings.CutPrefix(line, "%begin "); ok {
+				inBlock, tag, lines = true, t, nil
+				continue
+			}
+			if strings.HasPrefix(line, "%") {
+				continue
+			}
+			return
+		}
+		end, isEnd := strings.CutPrefix(line, "%end ")
+		errTag, isErr := strings.CutPrefix(line, "%error ")
+		if (isEnd && end == tag) || (isErr && errTag == tag) {
+			inBlock = false
+			if strings.HasSuffix(tag, " 1") {
+				k.blocks <- controlBlock{lines: lines, failed: isErr}
+			}
+			continue
+		}
+		lines = append(lines, line)
+	}
+}
+
+// Close ends the control client, if one was started, and makes the Client
+// run a process per command from then on.
+func (k *Control) Close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closeLocked()
+}
+
+func (k *Control) closeLocked() {
+	prev := k.state
+	k.state = controlClosed
+	if prev != controlOpen || k.proc == nil {
+		return
+	}
+	// End of input makes the control client detach and exit; it is killed
+	// if it has not done so shortly.
+	k.stdin.Close()
+	done := make(chan struct{})
+	go func() {
+		k.proc.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		k.proc.Process.Kill()
+		<-done
+	}
+}
+
+// commandLine joins args into one line of tmux's command language, each
+// argument in single quotes, inside which tmux takes every character as it
+// is. An argument holding a single quote or a line break cannot be written
+// that way; the command is then run as a process.
+func commandLine(args []string) (string, bool) {
+	var b bytes.Buffer
+	for i, a := range args {
+		if strings.ContainsAny(a, "'\n\r") {
+			return "", false
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\'')
+		b.WriteString(a)
+		b.WriteByte('\'')
+	}
+	return b.String(), true
+}

@@ -1,0 +1,178 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// controlClients returns the control-mode clients attached to the test's
+// server, one "name session" line each.
+func (s *server) controlClients() []string {
+	s.t.Helper()
+	var out []string
+	for _, l := range strings.Split(s.tmux("list-clients", "-F", "#{client_control_mode} #{client_name} #{session_name}"), "\n") {
+		if rest, ok := strings.CutPrefix(l, "1 "); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// TestControlAnswersAsProcesses runs Session and Alive through a control
+// connection, with window names that look like tmux's control framing, and
+// checks that every answer equals that of a tmux process per command.
+func TestControlAnswersAsProcesses(t *testing.T) {
+	ctx := context.Background()
+	s, alice := startServer(t)
+	names := []string{"7", "-dash", "a:b", "my win", "tab\there", "new\nline", "héllo ✉", "\x01ctl",
+		"x\n%end 1 2 1", "%begin 1 2 1", "%exit", "%error 0 0 1\n%end", "it's", `back\slash`, "semi;x", "#{pane_id}"}
+	panes := []string{alice}
+	for _, name := range names {
+		panes = append(panes, s.window(name, ""))
+	}
+
+	k := &Control{}
+	defer k.Close()
+	for _, pane := range panes {
+		want, err := (&Client{Pane: pane}).Session(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&Client{Pane: pane, Control: k}).Session(ctx)
+		if err != nil {
+			t.Fatalf("Session through control for %s: %v", pane, err)
+		}
+		if got.Self != want.Self || !slices.Equal(got.Windows, want.Windows) {
+			t.Errorf("Session through control for %s\n got %#v\nwant %#v", pane, got, want)
+		}
+	}
+	if k.state != controlOpen {
+		t.Fatalf("control state %d after the queries, want open", k.state)
+	}
+	if got := s.controlClients(); len(got) != 1 || !strings.HasSuffix(got[0], " proj") {
+		t.Errorf("control clients = %q, want one, on proj", got)
+	}
+
+	c := &Client{Pane: panes[3], Control: k}
+	if err := c.Alive(ctx); err != nil {
+		t.Errorf("Alive through control: %v", err)
+	}
+	s.tmux("kill-pane", "-t", panes[3])
+	if err := c.Alive(ctx); !errors.Is(err, ErrNotInTmux) {
+		t.Errorf("Alive through control after kill-pane = %v, want ErrNotInTmux", err)
+	}
+	if err := (&Client{Pane: "%999", Control: k}).Alive(ctx); !errors.Is(err, ErrNotInTmux) {
+		t.Errorf("Alive(%%999) through control = %v, want ErrNotInTmux", err)
+	}
+	if k.state != controlOpen {
+		t.Errorf("control state %d after failed queries, want still open", k.state)
+	}
+
+	k.Close()
+	if got := s.controlClients(); len(got) != 0 {
+		t.Errorf("control clients after Close = %q, want none", got)
+	}
+	// Closed for good: the next query runs as a process and still answers.
+	if _, err := (&Client{Pane: alice, Control: k}).Session(ctx); err != nil {
+		t.Errorf("Session after Close: %v", err)
+	}
+	if got := s.controlClients(); len(got) != 0 {
+		t.Errorf("control clients after a query on a closed Control = %q, want none", got)
+	}
+}
+
+// TestControlLeavesTheSessionAlone checks that attaching the control client
+// changes neither the session's current window nor its environment, which
+// a plain attach would do (by -t naming a pane, and by update-environment).
+func TestControlLeavesTheSessionAlone(t *testing.T) {
+	s, alice := startServer(t)
+	bob := s.window("bob", "")
+	s.tmux("select-window", "-t", s.windowOf(bob))
+	s.tmux("set-environment", "-t", "proj", "DISPLAY", ":kept")
+	t.Setenv("DISPLAY", ":from-agent")
+
+	k := &Control{}
+	defer k.Close()
+	if _, err := (&Client{Pane: alice, Control: k}).Session(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if k.state != controlOpen {
+		t.Fatalf("control state %d, want open", k.state)
+	}
+	if got := s.tmux("display-message", "-p", "-t", "proj", "#{window_name}"); got != "bob" {
+		t.Errorf("current window = %q, want bob", got)
+	}
+	if got := s.tmux("show-environment", "-t", "proj", "DISPLAY"); got != "DISPLAY=:kept" {
+		t.Errorf("session environment: %q, want DISPLAY=:kept", got)
+	}
+}
+
+// TestControlDetachedStaysDetached checks that a control client detached by
+// the user is not attached again: queries go back to a process each.
+func TestControlDetachedStaysDetached(t *testing.T) {
+	ctx := context.Background()
+	s, alice := startServer(t)
+	k := &Control{}
+	defer k.Close()
+	c := &Client{Pane: alice, Control: k}
+	if _, err := c.Session(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.tmux("detach-client", "-s", "proj")
+	for range 3 {
+		got, err := c.Session(ctx)
+		if err != nil {
+			t.Fatalf("Session after detach: %v", err)
+		}
+		if got.Self.Name != "alice" {
+			t.Errorf("own name after detach = %q, want alice", got.Self.Name)
+		}
+	}
+	if k.state != controlClosed {
+		t.Errorf("control state %d after detach, want closed", k.state)
+	}
+	if got := s.controlClients(); len(got) != 0 {
+		t.Errorf("control clients after detach = %q, want none", got)
+	}
+}
+
+// TestControlSessionKilled checks that the loss of the session is reported
+// as through a process: the connection ends and the process says why.
+func TestControlSessionKilled(t *testing.T) {
+	ctx := context.Background()
+	s, alice := startServer(t)
+	s.tmux("new-session", "-d", "-s", "keep", "cat")
+	k := &Control{}
+	defer k.Close()
+	c := &Client{Pane: alice, Control: k}
+	if err := c.Alive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.tmux("kill-session", "-t", "proj")
+	if err := c.Alive(ctx); !errors.Is(err, ErrNotInTmux) {
+		t.Errorf("Alive after kill-session = %v, want ErrNotInTmux", err)
+	}
+	if _, err := c.Session(ctx); !errors.Is(err, ErrNotInTmux) {
+		t.Errorf("Session after kill-session = %v, want ErrNotInTmux", err)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+		ok   bool
+	}{
+		{[]string{"list-panes", "-s", "-t", "%3", "-F", "#{pane_id} x;"}, `'list-panes' '-s' '-t' '%3' '-F' '#{pane_id} x;'`, true},
+		{[]string{"display-message", "-p", "it's"}, "", false},
+		{[]string{"display-message", "-p", "a\nb"}, "", false},
+	} {
+		got, ok := commandLine(tc.args)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("commandLine(%q) = %q, %v; want %q, %v", tc.args, got, ok, tc.want, tc.ok)
+		}
+	}
+}

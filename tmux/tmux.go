@@ -9,9 +9,9 @@
 //
 // The client runs the tmux binary with the process environment, one process
 // a command, or asks its queries through a long-lived control-mode client
-// (see Control). A tmux client
-// talks to the server named by the socket path in $TMUX, so the package needs
-// no socket option: tests point $TMUX at a private server.
+// (see Control). A tmux client talks to the server named by the socket path
+// in $TMUX, so the package needs no socket option: tests point $TMUX at a
+// private server.
 //
 // Client is a concrete type on purpose; packages that use it declare the small
 // interface they need, and their tests use a fake of that interface.

@@ -33,18 +33,12 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	rows = append(rows, row{"cold start to tools/list answered", median(cold[0]), median(cold[1])})
 
 	// Steady state: two servers side by side.
-	var srv [2]*server
-	for i, bin := range bins {
-		s, err := startCmd(e.commandFor(bin, "alice"))
-		if err != nil {
-			return err
-		}
-		defer s.stop()
-		if err := s.handshake(); err != nil {
-			return fmt.Errorf("%s: %w", bin, err)
-		}
-		srv[i] = s
+	srv, err := e.startPair(bins)
+	if err != nil {
+		return err
 	}
+	defer srv[0].stop()
+	defer srv[1].stop()
 	// What each uses per second with nothing to do, measured over the
 	// same two seconds, is taken off its CPU per request below.
 	var idle [2]time.Duration
@@ -82,14 +76,8 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	if err := e.fill("alice", 2*calls); err != nil {
 		return err
 	}
-	for _, c := range []struct{ name, args string }{
-		{"list-recipients", `{}`},
-		{"status", `{"status":"ready"}`},
-		{"send", `{"recipient":"bob","message":"benchmark message"}`},
-		{"receive", `{}`},
-	} {
-		line := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + c.name + `","arguments":` + c.args + `}}` + "\n"
-		lat, _, err := alternate(srv, line, calls, idle)
+	for _, c := range latencyCalls {
+		lat, _, err := alternate(srv, c.line(), calls, idle)
 		if err != nil {
 			return err
 		}
@@ -97,21 +85,17 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	}
 
 	// Memory: two fresh servers, the four tools in turn.
-	var mem [2]*server
+	mem, err := e.startPair(bins)
+	if err != nil {
+		return err
+	}
+	defer mem[0].stop()
+	defer mem[1].stop()
 	var rss0, rss100, rssN [2]int64
-	for i, bin := range bins {
-		s, err := startCmd(e.commandFor(bin, "alice"))
-		if err != nil {
-			return err
-		}
-		defer s.stop()
-		if err := s.handshake(); err != nil {
-			return fmt.Errorf("%s: %w", bin, err)
-		}
+	for i, s := range mem {
 		if rss0[i], err = s.rss(); err != nil {
 			return err
 		}
-		mem[i] = s
 	}
 	mix := toolMix()
 	for n := range rssCalls {
@@ -196,15 +180,54 @@ func alternate(srv [2]*server, line string, n int, idle [2]time.Duration) (lat [
 // repeat them.
 func toolMix() []string {
 	var mix []string
-	for _, c := range []struct{ name, args string }{
+	for _, c := range []toolCall{
 		{"send", `{"recipient":"bob","message":"memory benchmark"}`},
 		{"receive", `{}`},
 		{"status", `{"status":"work"}`},
 		{"list-recipients", `{}`},
 	} {
-		mix = append(mix, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+c.name+`","arguments":`+c.args+`}}`+"\n")
+		mix = append(mix, c.line())
 	}
 	return mix
+}
+
+// toolCall is one tools/call request.
+type toolCall struct{ name, args string }
+
+func (c toolCall) line() string {
+	return `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + c.name + `","arguments":` + c.args + `}}` + "\n"
+}
+
+// latencyCalls are the calls whose latency is measured, one tool each.
+var latencyCalls = []toolCall{
+	{"list-recipients", `{}`},
+	{"status", `{"status":"ready"}`},
+	{"send", `{"recipient":"bob","message":"benchmark message"}`},
+	{"receive", `{}`},
+}
+
+// startPair starts a server of each binary as alice and makes the legacy
+// handshake with each.
+func (e *env) startPair(bins [2]string) ([2]*server, error) {
+	var srv [2]*server
+	for i, bin := range bins {
+		s, err := startCmd(e.commandFor(bin, "alice"))
+		if err != nil {
+			if i == 1 {
+				srv[0].stop()
+			}
+			return srv, err
+		}
+		srv[i] = s
+	}
+	for i, s := range srv {
+		if err := s.handshake(); err != nil {
+			srv[0].stop()
+			srv[1].stop()
+			return srv, fmt.Errorf("%s: %w", bins[i], err)
+		}
+	}
+	return srv, nil
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -178,14 +178,8 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	if err := env.fill("alice", calls); err != nil {
 		return err
 	}
-	for _, c := range []struct{ name, args string }{
-		{"list-recipients", `{}`},
-		{"status", `{"status":"ready"}`},
-		{"send", `{"recipient":"bob","message":"benchmark message"}`},
-		{"receive", `{}`},
-	} {
-		line := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + c.name + `","arguments":` + c.args + `}}` + "\n"
-		ds, err := srv.repeat(line, calls)
+	for _, c := range latencyCalls {
+		ds, err := srv.repeat(c.line(), calls)
 		if err != nil {
 			return err
 		}

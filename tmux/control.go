@@ -72,7 +72,7 @@ var errNoControl = errors.New("tmux control connection unavailable")
 // would be on a tmux process's standard error.
 var errTmuxFailed = errors.New("tmux reported an error")
 
-// controlTimeout bounds the wait for the connection to open.
+// controlTimeout bounds the wait for an answer on the connection.
 const controlTimeout = 2 * time.Second
 
 // run runs args on the control connection, opening it first if this is the
@@ -82,6 +82,12 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 	line, ok := commandLine(args)
 	if !ok {
 		return "", errNoControl
+	}
+	// A query ended by its caller is not sent. Once sent, its answer is
+	// waited for (see roundTrip), so that a cancelled tool call does not
+	// cost the connection.
+	if err := ctx.Err(); err != nil {
+		return "", &RunError{Args: args, Err: err}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -94,14 +100,9 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 			return "", errNoControl
 		}
 	}
-	b, err := k.roundTrip(ctx, line)
+	b, err := k.roundTrip(line)
 	if err != nil {
 		k.closeLocked()
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			// The command may have run; say why it was not waited for,
-			// as a process killed by ctx would.
-			return "", &RunError{Args: args, Err: ctxErr}
-		}
 		return "", errNoControl
 	}
 	out := strings.Join(b.lines, "\n")
@@ -149,9 +150,7 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 	go k.read(stdout)
 	k.state = controlOpen
 
-	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
-	defer cancel()
-	b, err := k.roundTrip(ctx, "display-message -p -t "+c.Pane+" '#{pane_id}'")
+	b, err := k.roundTrip("display-message -p -t " + c.Pane + " '#{pane_id}'")
 	if err != nil {
 		return err
 	}
@@ -161,18 +160,24 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 	return nil
 }
 
-// roundTrip writes one command line and waits for its block.
-func (k *Control) roundTrip(ctx context.Context, line string) (controlBlock, error) {
+// roundTrip writes one command line and waits for its block. It does not
+// follow the caller's context: a query answers in a fraction of a
+// millisecond, and leaving one unread would leave the connection out of
+// step. A tmux that does not answer within controlTimeout gives the
+// connection up.
+func (k *Control) roundTrip(line string) (controlBlock, error) {
 	if _, err := io.WriteString(k.stdin, line+"\n"); err != nil {
 		return controlBlock{}, err
 	}
+	t := time.NewTimer(controlTimeout)
+	defer t.Stop()
 	select {
 	case b := <-k.blocks:
 		return b, nil
 	case <-k.exited:
 		return controlBlock{}, errNoControl
-	case <-ctx.Done():
-		return controlBlock{}, ctx.Err()
+	case <-t.C:
+		return controlBlock{}, errors.New("tmux control client did not answer")
 	}
 }
 

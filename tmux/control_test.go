@@ -139,6 +139,34 @@ func TestControlDetachedStaysDetached(t *testing.T) {
 	}
 }
 
+// TestControlCancelledQuery checks that a query whose context has ended
+// reports the context's error, as a process would, and leaves the
+// connection open for the next one.
+func TestControlCancelledQuery(t *testing.T) {
+	s, alice := startServer(t)
+	k := &Control{}
+	defer k.Close()
+	c := &Client{Pane: alice, Control: k}
+	if _, err := c.Session(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Session(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Session with a cancelled context = %v, want context.Canceled", err)
+	}
+	if k.state != controlOpen {
+		t.Fatalf("control state %d after a cancelled query, want open", k.state)
+	}
+	before := s.controlClients()
+	if _, err := c.Session(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := s.controlClients(); len(after) != 1 || !slices.Equal(before, after) {
+		t.Errorf("control clients %q, then %q; want the same one", before, after)
+	}
+}
+
 // TestControlSessionKilled checks that the loss of the session is reported
 // as through a process: the connection ends and the process says why.
 func TestControlSessionKilled(t *testing.T) {

@@ -206,12 +206,11 @@ var latencyCalls = []toolCall{
 	{"receive", `{}`},
 }
 
-// startPair starts a server of each binary as alice and makes the legacy
-// handshake with each.
+// startPair starts a server of each binary with startReady.
 func (e *env) startPair(bins [2]string) ([2]*server, error) {
 	var srv [2]*server
 	for i, bin := range bins {
-		s, err := startCmd(e.commandFor(bin, "alice"))
+		s, err := e.startReady(bin)
 		if err != nil {
 			if i == 1 {
 				srv[0].stop()
@@ -219,13 +218,6 @@ func (e *env) startPair(bins [2]string) ([2]*server, error) {
 			return srv, err
 		}
 		srv[i] = s
-	}
-	for i, s := range srv {
-		if err := s.handshake(); err != nil {
-			srv[0].stop()
-			srv[1].stop()
-			return srv, fmt.Errorf("%s: %w", bins[i], err)
-		}
 	}
 	return srv, nil
 }

@@ -151,11 +151,8 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	fmt.Println()
 
 	// Requests that do no mail work.
-	srv, err := env.start("alice")
+	srv, err := env.startReady(env.bin)
 	if err != nil {
-		return err
-	}
-	if err := srv.handshake(); err != nil {
 		return err
 	}
 	idle, err := srv.idleCPU(2 * time.Second)
@@ -197,11 +194,8 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	fmt.Println()
 
 	// Memory: a fresh server, the four tools in turn.
-	mem, err := env.start("alice")
+	mem, err := env.startReady(env.bin)
 	if err != nil {
-		return err
-	}
-	if err := mem.handshake(); err != nil {
 		return err
 	}
 	rss0, err := mem.rss()
@@ -387,8 +381,18 @@ func (e *env) commandFor(bin, agent string) *exec.Cmd {
 	return cmd
 }
 
-func (e *env) start(agent string) (*server, error) {
-	return startCmd(e.command(agent))
+// startReady starts bin's MCP server as alice and makes the legacy
+// handshake with it.
+func (e *env) startReady(bin string) (*server, error) {
+	s, err := startCmd(e.commandFor(bin, "alice"))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.handshake(); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s: %w", bin, err)
+	}
+	return s, nil
 }
 
 func startCmd(cmd *exec.Cmd) (*server, error) {

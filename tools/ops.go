@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -113,20 +114,14 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	if err != nil {
 		return mailbox.Message{}, err
 	}
-	found := false
-	var candidates []string
-	for _, w := range sess.Windows {
-		if w.Name == sess.Self.Name || ignored[w.Name] {
-			continue
+	var others []string
+	for _, r := range recipients(sess, ignored) {
+		if !r.IsCurrent {
+			others = append(others, r.Name)
 		}
-		if w.Name == recipient {
-			found = true
-			break
-		}
-		candidates = append(candidates, w.Name)
 	}
-	if !found {
-		if hint := closest(recipient, candidates); hint != "" {
+	if !slices.Contains(others, recipient) {
+		if hint := closest(recipient, others); hint != "" {
 			return mailbox.Message{}, fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
 		}
 		return mailbox.Message{}, ErrRecipientNotFound
@@ -188,19 +183,26 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 	if err != nil {
 		return nil, err
 	}
+	return recipients(sess, ignored), nil
+}
+
+// recipients lists the agents of sess in tmux order: the caller's own
+// window, marked, and every other name once, minus ignored names. Windows of
+// one name share a mailbox, so another window with the caller's own name is
+// the caller too, and is not listed; send refuses exactly the names this
+// does not list as others.
+func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
 	seen := map[string]bool{}
 	for _, w := range sess.Windows {
-		// Windows of one name share a mailbox, so a name is listed once;
-		// the caller's own window is always listed.
 		self := w.ID == sess.Self.ID
-		if !self && (ignored[w.Name] || seen[w.Name]) {
+		if !self && (w.Name == sess.Self.Name || ignored[w.Name] || seen[w.Name]) {
 			continue
 		}
 		seen[w.Name] = true
 		list = append(list, Recipient{Name: w.Name, IsCurrent: self})
 	}
-	return list, nil
+	return list
 }
 
 // SentText is the success text of send.

@@ -521,9 +521,12 @@ func TestServeCancelQueued(t *testing.T) {
 	var conn *jsonrpc.Conn
 	h, started, release := blocking()
 	preempt, seen := marker(cancelOn(&conn))
-	var ran sync.Map
+	var mu sync.Mutex
+	ran := map[string]int{}
 	counting := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		ran.Store(string(req.ID), true)
+		mu.Lock()
+		ran[string(req.ID)]++
+		mu.Unlock()
 		return h(ctx, req)
 	}
 	p := startPipe(t, context.Background(), counting, jsonrpc.Options{Preempt: preempt})
@@ -544,6 +547,13 @@ func TestServeCancelQueued(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"slow":"done"}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{}}`,
 	})
+	// Only the second ping, sent after the release, may have run as id 2:
+	// the cancelled one never reached the handler.
+	mu.Lock()
+	defer mu.Unlock()
+	if n := ran["2"]; n != 1 {
+		t.Errorf("id 2 ran %d times, want 1 (the cancelled request must not run)", n)
+	}
 }
 
 func TestServeCancelAfterHandlerReturned(t *testing.T) {

@@ -401,8 +401,12 @@ func TestTypeIsLiteral(t *testing.T) {
 func TestTypeEnterDelay(t *testing.T) {
 	s, alice := startServer(t)
 	c := &Client{EnterDelay: 50 * time.Millisecond}
+	start := time.Now()
 	if err := c.Type(context.Background(), alice, "after a pause"); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("Type took %v, less than its 50ms Enter delay", d)
 	}
 	s.waitCount(alice, "after a pause", 2)
 }

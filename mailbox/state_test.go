@@ -229,3 +229,48 @@ func TestStatesNeverTorn(t *testing.T) {
 	}
 	t.Logf("%d reads during the writes", reads.Load())
 }
+
+// TestStatesNoLostUpdate has concurrent read-modify-write updates of one
+// entry and concurrent first entries on an empty root: no update may be
+// lost, which holds only while each edit keeps the file locked from its
+// read to its replacement.
+func TestStatesNoLostUpdate(t *testing.T) {
+	s, _ := newStore(t)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			// A store of its own, as another process would have.
+			other := New(s.Root)
+			if err := other.SetStatus(fmt.Sprintf("first%d", i), StatusReady, ""); err != nil {
+				t.Error(err)
+			}
+			for range 25 {
+				err := other.UpdateState("counter", func(st *State, _ bool) bool {
+					st.LastReadAt++
+					return true
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	states, err := s.States()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]State{}
+	for _, st := range states {
+		byName[st.Recipient] = st
+	}
+	if got := byName["counter"].LastReadAt; got != 200 {
+		t.Errorf("counter = %d after 200 increments", got)
+	}
+	for i := range 8 {
+		if _, ok := byName[fmt.Sprintf("first%d", i)]; !ok {
+			t.Errorf("entry first%d lost", i)
+		}
+	}
+}

@@ -48,8 +48,6 @@ func findRoot(e *env) (string, error) {
 	return mailbox.FindRoot(cwd, e.getenv)
 }
 
-func notInTmux(err error) bool { return tools.NotInTmux(err) }
-
 var sendCmd = &command{
 	summary: "Send a message to another agent",
 	usage:   "agentmail send [-r NAME] [-m TEXT] [NAME] [TEXT]",
@@ -175,9 +173,6 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	}
 	svc := e.service("warning: ")
 	if *hook {
-		if svc.Term == nil {
-			return nil
-		}
 		m, err := svc.Receive(ctx)
 		if err != nil || m == nil {
 			return nil
@@ -232,13 +227,10 @@ Outside tmux this does nothing and exits 0, so hooks may call it anywhere.`,
 		case len(pos) > 1:
 			return usagef("unexpected argument %q", pos[1])
 		}
-		if err := mailbox.ValidStatus(pos[0]); err != nil {
-			return err
-		}
-		// Hooks also run outside tmux, or after their pane is gone:
+		// SetStatus checks the value before it asks tmux. Hooks also run outside tmux, or after their pane is gone:
 		// there, status quietly does nothing.
 		err = e.service("warning: ").SetStatus(ctx, pos[0])
-		if notInTmux(err) {
+		if tools.NotInTmux(err) {
 			return nil
 		}
 		return err
@@ -384,16 +376,16 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: "+format+"\n", args...)
 	}
-	client, err := tmux.FromEnv(e.getenv)
-	if err != nil {
-		logf("%v", err)
+	svc := e.service("agentmail mcp: warning: ")
+	client, ok := svc.Term.(*tmux.Client)
+	if !ok {
+		logf("%v", svc.TermErr)
 		return &exitError{code: 1}
 	}
 	// The server lives as long as its agent and its live heap is tiny; a
 	// lower GC target keeps its memory from creeping up over thousands of
 	// calls, at a cost too small to see per call.
 	debug.SetGCPercent(25)
-	svc := e.service("agentmail mcp: warning: ")
 	if svc.StoreErr != nil {
 		logf("warning: %v (tool calls will fail until this is fixed)", svc.StoreErr)
 	}
@@ -404,7 +396,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
 	}
-	svc.Term, svc.TermErr = client, nil
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// SIGTERM and SIGINT end the server cleanly: status 0, after answering
@@ -424,14 +415,15 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval) }()
 	served := make(chan error, 1)
 	go func() { served <- tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout) }()
+	var err error
 	select {
-	case err := <-lost:
-		if err == nil {
-			err = <-served
-			break
+	case lostErr := <-lost:
+		if lostErr != nil {
+			logf("%v; exiting", lostErr)
+			return &exitError{code: 1}
 		}
-		logf("%v; exiting", err)
-		return &exitError{code: 1}
+		// The watch ends without error only when ctx is done.
+		err = <-served
 	case err = <-served:
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

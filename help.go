@@ -15,25 +15,23 @@ var helpCmd = &command{
 func init() { helpCmd.run = runHelp }
 
 func runHelp(ctx context.Context, e *env, args []string) error {
-	{
-		pos, err := parseArgs(newFlags("help"), args)
-		if err != nil {
-			return err
-		}
-		switch len(pos) {
-		case 0:
-			printUsage(e.stdout)
-			return nil
-		case 1:
-			cmd := lookup(pos[0])
-			if cmd == nil {
-				return usagef("unknown command %q", pos[0])
-			}
-			printHelp(e.stdout, pos[0], cmd)
-			return nil
-		}
-		return usagef("unexpected argument %q", pos[1])
+	pos, err := parseArgs(newFlags("help"), args)
+	if err != nil {
+		return err
 	}
+	switch len(pos) {
+	case 0:
+		printUsage(e.stdout)
+		return nil
+	case 1:
+		cmd := lookup(pos[0])
+		if cmd == nil {
+			return usagef("unknown command %q", pos[0])
+		}
+		printHelp(e.stdout, cmd)
+		return nil
+	}
+	return usagef("unexpected argument %q", pos[1])
 }
 
 // printUsage prints the overview: what agentmail is and its commands.
@@ -59,7 +57,7 @@ running, or 'receive --hook' delivering mail.
 }
 
 // printHelp prints one command's help.
-func printHelp(w io.Writer, name string, cmd *command) {
+func printHelp(w io.Writer, cmd *command) {
 	fmt.Fprintf(w, "usage: %s\n", cmd.usage)
 	if cmd.help != "" {
 		fmt.Fprintf(w, "\n%s\n", cmd.help)

@@ -17,6 +17,7 @@ import (
 	"agentmail/mailbox"
 	"agentmail/mailman"
 	"agentmail/tmux"
+	"agentmail/tools"
 )
 
 // defaultEnterDelay is the pause between typing the ring and pressing
@@ -124,7 +125,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 	}
 	code := 1
 	var re *mailman.RunningError
-	if errors.As(err, &re) || notInTmux(err) {
+	if errors.As(err, &re) || tools.NotInTmux(err) {
 		code = 2
 	}
 	if report != nil {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"agentmail/tools"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=…".
@@ -63,7 +65,6 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	name           string // the subcommand, for usage lines
 }
 
 // run is the whole program; main and the test scripts both call it.
@@ -86,7 +87,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "usage: agentmail <command> [arguments]; run 'agentmail help' for the list")
 		return 1
 	}
-	e.name = name
 	err := cmd.run(ctx, e, args[1:])
 	return exitCode(e, cmd, err)
 }
@@ -118,7 +118,7 @@ func exitCode(e *env, cmd *command, err error) int {
 		return 0
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		printHelp(e.stdout, e.name, cmd)
+		printHelp(e.stdout, cmd)
 		return 0
 	}
 	code := 1
@@ -128,7 +128,7 @@ func exitCode(e *env, cmd *command, err error) int {
 		if ee.err == nil {
 			return code
 		}
-	} else if notInTmux(err) {
+	} else if tools.NotInTmux(err) {
 		code = 2
 	}
 	fmt.Fprintf(e.stderr, "error: %s\n", oneLine(err.Error()))

@@ -48,8 +48,9 @@ func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 	if err != nil {
 		return "", classifyTarget(err, "pane "+pane)
 	}
-	// tmux 3.3a answers for a pane that is gone with success and an empty
-	// line (see Alive), so only a session id counts as an answer.
+	// tmux 3.3a answers "display -p -t %N" for a pane that no longer exists
+	// with exit status 0 and an empty line, so the exit status alone proves
+	// nothing: only a session id counts as an answer.
 	id := strings.TrimSuffix(out, "\n")
 	if !isID(id, '$') {
 		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
@@ -109,6 +110,7 @@ func classifyTarget(err error, what string) error {
 		return &goneError{msg: fmt.Sprintf("tmux %s not found", what), err: err}
 	case strings.Contains(stderr, "no server running on"),
 		strings.Contains(stderr, "error connecting to"),
+		// Seen when a command races with kill-server.
 		strings.Contains(stderr, "server exited unexpectedly"):
 		return &goneError{msg: "tmux server is gone", err: err}
 	}

@@ -52,7 +52,7 @@ func (c *Client) Session(ctx context.Context) (*Session, error) {
 	marker := rand.Text()
 	out, err := c.run(ctx, "list-panes", "-s", "-t", c.Pane, "-F", marker+paneFormat)
 	if err != nil {
-		return nil, c.classify(err)
+		return nil, classifyTarget(err, "pane "+c.Pane)
 	}
 	rows, err := parsePanes(out, marker)
 	if err != nil {

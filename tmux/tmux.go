@@ -86,25 +86,16 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 
 // Alive reports whether the caller's pane, and with it its session and the
 // tmux server, still exists. It returns nil when the pane is alive and an
-// error that wraps ErrNotInTmux when it is gone.
-//
-// tmux 3.3a answers "display -p -t %N" for a pane that no longer exists with
-// exit status 0 and an empty line, so the exit status alone proves nothing:
-// the pane is alive only when tmux prints back its own id. Any other failure
-// (the binary is missing, ctx is done) is returned as it is, so Alive never
-// reports a pane alive that it could not check.
+// error that wraps ErrNotInTmux when it is gone. It asks the question of
+// SessionOf, which takes only a real answer for one (see there); any other
+// failure (the binary is missing, ctx is done) is returned as it is, so
+// Alive never reports a pane alive that it could not check.
 func (c *Client) Alive(ctx context.Context) error {
 	if !isPaneID(c.Pane) {
 		return fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
 	}
-	out, err := c.run(ctx, "display-message", "-p", "-t", c.Pane, "#{pane_id}")
-	if err != nil {
-		return c.classify(err)
-	}
-	if got := strings.TrimSuffix(out, "\n"); got != c.Pane {
-		return &goneError{msg: fmt.Sprintf("tmux pane %s not found", c.Pane)}
-	}
-	return nil
+	_, err := c.SessionOf(ctx, c.Pane)
+	return err
 }
 
 // Type types text into pane, which must be a pane id ("%N"), and then presses
@@ -165,26 +156,6 @@ func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 		return "", &RunError{Args: args, Err: err, Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
-}
-
-// classify turns the failure of a command about the caller's pane into an
-// error that wraps ErrNotInTmux when tmux said that the pane or the server is
-// gone. Other failures are returned unchanged.
-func (c *Client) classify(err error) error {
-	var re *RunError
-	if !errors.As(err, &re) {
-		return err
-	}
-	switch stderr := re.Stderr; {
-	case strings.Contains(stderr, "can't find pane"):
-		return &goneError{msg: fmt.Sprintf("tmux pane %s not found", c.Pane), err: err}
-	case strings.Contains(stderr, "no server running on"),
-		strings.Contains(stderr, "error connecting to"),
-		// Seen when a command races with kill-server.
-		strings.Contains(stderr, "server exited unexpectedly"):
-		return &goneError{msg: "tmux server is gone", err: err}
-	}
-	return err
 }
 
 // goneError reports that the caller's pane or the tmux server no longer

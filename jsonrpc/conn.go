@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +57,7 @@ const queueLen = 1024
 
 // Errors the connection itself answers with.
 var (
-	errTooLarge      = invalidRequest("message exceeds the 65536-byte line limit")
+	errTooLarge      = invalidRequest("message exceeds the " + strconv.Itoa(MaxFrame) + "-byte line limit")
 	errEmptyBatch    = invalidRequest("empty batch")
 	errNoBatch       = invalidRequest("JSON-RPC batching is not supported")
 	errDuplicateID   = invalidRequest("duplicate id of a request in progress")

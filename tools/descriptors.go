@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
+
+	"agentmail/mailbox"
 )
 
 // tool describes one MCP tool: its listing and the function that runs it.
@@ -32,6 +36,9 @@ type annotations struct {
 
 // toolList is the tool set, in the order tools/list shows it. It never
 // changes while the server runs.
+// maxMessage is the longest message, as the send schema states it.
+var maxMessage = strconv.Itoa(mailbox.MaxMessageSize)
+
 var toolList = []*tool{
 	{
 		Name:  "send",
@@ -41,7 +48,7 @@ var toolList = []*tool{
 			"Returns the id of the stored message.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"recipient":{"type":"string","description":"Window name of the receiving agent, exactly as list-recipients shows it"},` +
-			`"message":{"type":"string","description":"The message text (at most 65536 bytes)","maxLength":65536}},` +
+			`"message":{"type":"string","description":"The message text (at most ` + maxMessage + ` bytes)","maxLength":` + maxMessage + `}},` +
 			`"required":["recipient","message"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"string"}},` +
 			`"required":["message_id"],"additionalProperties":false}`),
@@ -152,20 +159,5 @@ func ListText(list []Recipient) string {
 	if others == 0 {
 		lines = append(lines, "No other agents in this session")
 	}
-	return joinLines(lines)
-}
-
-func joinLines(lines []string) string {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	b := make([]byte, 0, n)
-	for i, l := range lines {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, l...)
-	}
-	return string(b)
+	return strings.Join(lines, "\n")
 }

@@ -149,13 +149,6 @@ func (cf *cursorFile) save(c cursor) error {
 	return nil
 }
 
-// saveCursor records c for name's mailbox; the caller holds its lock.
-func (s *Store) saveCursor(name string, c cursor) error {
-	cf := s.openCursor(name, true)
-	defer cf.close()
-	return cf.save(c)
-}
-
 // removeCursor deletes the cursor of name's mailbox, if any.
 func (s *Store) removeCursor(name string) error {
 	err := os.Remove(s.cursorPath(name))

@@ -102,3 +102,10 @@ func wantUnread(t testing.TB, s *Store, name string, want int) {
 func lines(content string) []string {
 	return strings.Split(strings.TrimSuffix(content, "\n"), "\n")
 }
+
+// saveCursor records c for name's mailbox; the caller holds its lock.
+func (s *Store) saveCursor(name string, c cursor) error {
+	cf := s.openCursor(name, true)
+	defer cf.close()
+	return cf.save(c)
+}

@@ -115,13 +115,24 @@ func FuzzParseLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		off, val, lerr := locateReadFlag(line)
-		classifyLine(line)
+		kind, cm, coff, _ := classifyLine(line)
 		m, flagOff, err := parseLine(line)
 		if err != nil {
 			if errors.Is(err, errAmbiguousFlag) {
 				t.Fatalf("locateReadFlag disagrees with encoding/json on %q", line)
 			}
+			if kind == lineUnread {
+				t.Fatalf("classifyLine takes %q, which does not decode, for unread mail", line)
+			}
 			return
+		}
+		// classifyLine may skip a read line without decoding it, but what it
+		// delivers must be exactly what parseLine decodes.
+		switch {
+		case m.ReadFlag && kind != lineRead:
+			t.Fatalf("classifyLine(%q) = kind %d, want read", line, kind)
+		case !m.ReadFlag && (kind != lineUnread || coff != flagOff || cm.ID != m.ID || cm.Message != m.Message):
+			t.Fatalf("classifyLine(%q) = kind %d at %d, want unread at %d", line, kind, coff, flagOff)
 		}
 		if lerr != nil || flagOff != off || val != m.ReadFlag {
 			t.Fatalf("parseLine and locateReadFlag disagree on %q", line)

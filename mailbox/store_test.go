@@ -253,14 +253,3 @@ func TestIgnored(t *testing.T) {
 		t.Errorf("Ignored() = %v, %v; want %v", got, err, want)
 	}
 }
-
-func TestNewDoesNoIO(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "does", "not", "exist")
-	s := New(root)
-	if s.Root != root {
-		t.Errorf("Root = %q", s.Root)
-	}
-	if _, err := os.Stat(root); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("New touched the file system: %v", err)
-	}
-}

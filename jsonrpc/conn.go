@@ -38,11 +38,12 @@ type Options struct {
 	// dropped answers and recovered panics.
 	Logf func(format string, args ...any)
 
-	// Inline, when non-nil, marks requests whose handlers are quick and
-	// never block. Such a request that arrives on its own line while no
-	// other work is queued or running is handled on the reading goroutine
-	// itself, which saves the handoff to the worker; answers still come
-	// out in arrival order, and handlers still never run concurrently.
+	// Inline, when non-nil, marks requests and notifications whose handlers
+	// are quick and never block. Such a message that arrives on its own
+	// line while no other work is queued or running is handled on the
+	// reading goroutine itself, which saves the handoff to the worker;
+	// answers still come out in arrival order, and handlers still never
+	// run concurrently.
 	Inline func(req *Request) bool
 	// Grace bounds how long queued and running requests may still be
 	// answered after the input ends or the context passed to Serve is
@@ -84,6 +85,11 @@ type Conn struct {
 	// changing it under mu also orders the reader's use of out and enc
 	// after the worker's.
 	pending int
+	// working is set once the worker goroutine has been started, by the
+	// first call that needs it, or once Serve is returning and none may
+	// start. A client whose messages are all handled inline, such as one
+	// that only lists the tools, never costs a second goroutine.
+	working bool
 
 	wmu    sync.Mutex // serialises writes so that each line goes out whole
 	closed bool       // set when Serve returns: nothing is written after that
@@ -130,9 +136,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // Serve reads until EOF or ctx is done. It may be called only once; a second
 // call returns an error at once.
 // Requests are handled one at a time, in arrival order, by a single worker
-// goroutine, so answers come out in order, while one reader goroutine keeps
-// reading, so cancellation and duplicate-id checks see work that is queued or
-// running.
+// goroutine, started when the first request needs it (see Options.Inline), so
+// answers come out in order, while one reader goroutine keeps reading, so
+// cancellation and duplicate-id checks see work that is queued or running.
 //
 // On EOF, or when ctx is done, Serve stops reading and lets the requests
 // already read finish and be answered for up to Options.Grace. Then it
@@ -167,8 +173,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := make(chan struct{}) // closed when reading must stop early
 	readDone := make(chan error, 1)
 	workDone := make(chan struct{})
-	go c.read(hctx, queue, stop, readDone)
-	go c.work(hctx, queue, stop, workDone)
+	go c.read(hctx, queue, stop, readDone, workDone)
 
 	var err error
 	select {
@@ -183,11 +188,15 @@ func (c *Conn) Serve(ctx context.Context) error {
 		err = ctx.Err()
 	}
 
+	c.mu.Lock()
+	started := c.working
+	c.working = true
+	c.mu.Unlock()
 	grace := c.opt.Grace
 	if grace == 0 {
 		grace = time.Second
 	}
-	if grace > 0 {
+	if started && grace > 0 {
 		t := time.NewTimer(grace)
 		select {
 		case <-workDone:
@@ -251,9 +260,10 @@ func (c *Conn) Notify(method string, params any) error {
 }
 
 // read runs on the reader goroutine. It decodes each frame, registers
-// requests in inflight and queues what the worker must do. It sends its final
-// error on done and closes queue when it stops.
-func (c *Conn) read(ctx context.Context, queue chan<- *call, stop <-chan struct{}, done chan<- error) {
+// requests in inflight, handles quick ones itself and queues what the worker
+// must do, starting the worker the first time. It sends its final error on
+// done and closes queue when it stops. workDone is the worker's.
+func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{}, done chan<- error, workDone chan<- struct{}) {
 	defer close(queue)
 	for {
 		frame, err := c.r.Next()
@@ -278,12 +288,21 @@ func (c *Conn) read(ctx context.Context, queue chan<- *call, stop <-chan struct{
 			continue
 		}
 		if c.inline(cl) {
-			c.runRequest(ctx, cl)
+			if cl.req.ID == nil {
+				c.invoke(ctx, &cl.req)
+			} else {
+				c.runRequest(ctx, cl)
+			}
 			continue
 		}
 		c.mu.Lock()
 		c.pending++
+		start := !c.working
+		c.working = true
 		c.mu.Unlock()
+		if start {
+			go c.work(ctx, queue, stop, workDone)
+		}
 		select {
 		case queue <- cl:
 		case <-stop:
@@ -293,10 +312,10 @@ func (c *Conn) read(ctx context.Context, queue chan<- *call, stop <-chan struct{
 	}
 }
 
-// inline reports whether cl is a quick request the reader may handle itself
-// because the worker has nothing queued or running.
+// inline reports whether cl is a quick request or notification the reader
+// may handle itself because the worker has nothing queued or running.
 func (c *Conn) inline(cl *call) bool {
-	if c.opt.Inline == nil || cl.err != nil || cl.isBatch || cl.req.ID == nil || !c.opt.Inline(&cl.req) {
+	if c.opt.Inline == nil || cl.err != nil || cl.isBatch || !c.opt.Inline(&cl.req) {
 		return false
 	}
 	c.mu.Lock()

@@ -792,34 +792,45 @@ func TestServeReadError(t *testing.T) {
 	checkLines(t, out.lines(t), []string{pong})
 }
 
-// TestServeInline checks that a quick request handled on the reader keeps
-// the order of answers and never runs beside a request the worker is
-// handling: while a slow request runs, an inline-able ping waits its turn.
+// TestServeInline checks that a quick request or notification handled on
+// the reader keeps the order of answers and never runs beside a request the
+// worker is handling: while a slow request runs, an inline-able ping or
+// notification waits its turn.
 func TestServeInline(t *testing.T) {
 	h, started, release := blocking()
 	var running, most atomic.Int32
+	var mu sync.Mutex
+	var handled []string
 	counted := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
+		mu.Lock()
+		handled = append(handled, req.Method+string(req.ID))
+		mu.Unlock()
 		return h(ctx, req)
 	}
 	preempt, seen := marker(nil)
 	p := startPipe(t, context.Background(), counted, jsonrpc.Options{
 		Preempt: preempt,
-		Inline:  func(req *jsonrpc.Request) bool { return req.Method == "ping" },
+		Inline:  func(req *jsonrpc.Request) bool { return req.Method == "ping" || req.Method == "note" },
 	})
 
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","method":"note"}`)
 	p.waitLines(1)
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"slow"}`)
 	wait(t, started, "the slow request")
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, markerLine)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, `{"jsonrpc":"2.0","method":"note"}`, markerLine)
 	wait(t, seen, "the marker")
 	if n := len(p.out.lines(t)); n != 1 {
 		t.Fatalf("%d answers while the slow request runs, want 1: the ping must wait", n)
 	}
+	mu.Lock()
+	if n := len(handled); n != 3 {
+		t.Errorf("handled %q while the slow request runs, want ping1 note slow2: the ping and the note must wait", handled)
+	}
+	mu.Unlock()
 	close(release)
 	p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	got := p.finish()
@@ -834,5 +845,8 @@ func TestServeInline(t *testing.T) {
 	}
 	if m := most.Load(); m != 1 {
 		t.Errorf("%d handlers ran at once, want 1", m)
+	}
+	if want := []string{"ping1", "note", "slow2", "ping3", "note", "ping4"}; !slices.Equal(handled, want) {
+		t.Errorf("handled %q, want %q", handled, want)
 	}
 }

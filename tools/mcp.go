@@ -80,10 +80,15 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return s.conn.Serve(ctx)
 }
 
-// quick reports whether a request only reads or sets the server's own state,
-// never touching tmux or the mailbox, so that it may be answered without a
-// handoff between goroutines.
+// quick reports whether a message only reads or sets the server's own state,
+// never touching tmux or the mailbox, so that it may be handled without a
+// handoff between goroutines: notifications, which need no action here (see
+// handle), and the requests below. A handshake (initialize, initialized,
+// tools/list) is then answered by one goroutine.
 func quick(req *jsonrpc.Request) bool {
+	if req.IsNotification() {
+		return true
+	}
 	switch req.Method {
 	case "ping", "initialize", "tools/list", "server/discover":
 		return true

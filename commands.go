@@ -396,35 +396,32 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// SIGTERM and SIGINT end the server cleanly: status 0, after answering
-	// what it has read. os/signal starts threads of its own; installing it
-	// on a goroutine of its own keeps that off the way to the first answers.
+	// One goroutine waits for what ends the server early: SIGTERM or
+	// SIGINT, a clean stop (status 0, after answering what it has read),
+	// and the loss of the agent's tmux pane (status 1). It is started
+	// first and starts the rest itself, and the server runs on this
+	// goroutine, so that a starting server answers its client's first
+	// requests with no other goroutine waiting for a thread.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	go func() {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		lost := make(chan error, 1)
+		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval) }()
 		select {
 		case <-sigs:
-			cancel()
+			cancel(nil)
+		case err := <-lost:
+			cancel(err) // nil only once ctx is done
 		case <-ctx.Done():
-			signal.Stop(sigs)
 		}
 	}()
-	lost := make(chan error, 1)
-	go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval) }()
-	served := make(chan error, 1)
-	go func() { served <- tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout) }()
-	var err error
-	select {
-	case lostErr := <-lost:
-		if lostErr != nil {
-			logf("%v; exiting", lostErr)
-			return &exitError{code: 1}
-		}
-		// The watch ends without error only when ctx is done.
-		err = <-served
-	case err = <-served:
+	err := tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
+	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
+		logf("%v; exiting", cause)
+		return &exitError{code: 1}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logf("%v", err)

@@ -3,11 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 
+	"agentmail/jsonrpc"
 	"agentmail/mailbox"
 )
 
@@ -136,15 +136,47 @@ var toolsByName = func() map[string]*tool {
 	return m
 }()
 
-// toolsListResult is the tools/list result, encoded on first use and then
-// kept: the set is static, and CLI commands never need it.
+// toolsListResult is the tools/list result, {"tools":[…]}, encoded on first
+// use and then kept: the set is static, and CLI commands never need it.
 var toolsListResult = sync.OnceValue(func() json.RawMessage {
-	b, err := json.Marshal(map[string]any{"tools": toolList})
-	if err != nil {
-		panic(fmt.Sprintf("encoding tool list: %v", err))
+	b := []byte(`{"tools":[`)
+	for i, t := range toolList {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = t.appendJSON(b)
 	}
-	return b
+	return append(b, "]}"...)
 })
+
+// appendJSON appends the tool's listing: what encoding/json makes of the
+// tagged fields, written by hand to keep its reflection off the way to a
+// starting server's first answers (TestToolListingEncoding compares the
+// two). The schemas are written as they are, so they must be compact.
+func (t *tool) appendJSON(b []byte) []byte {
+	b = append(b, `{"name":`...)
+	b = jsonrpc.AppendString(b, t.Name)
+	b = append(b, `,"title":`...)
+	b = jsonrpc.AppendString(b, t.Title)
+	b = append(b, `,"description":`...)
+	b = jsonrpc.AppendString(b, t.Description)
+	b = append(b, `,"inputSchema":`...)
+	b = append(b, t.InputSchema...)
+	b = append(b, `,"outputSchema":`...)
+	b = append(b, t.OutputSchema...)
+	a := t.Annotations
+	b = append(b, `,"annotations":{"title":`...)
+	b = jsonrpc.AppendString(b, a.Title)
+	b = append(b, `,"readOnlyHint":`...)
+	b = strconv.AppendBool(b, a.ReadOnlyHint)
+	b = append(b, `,"destructiveHint":`...)
+	b = strconv.AppendBool(b, a.DestructiveHint)
+	b = append(b, `,"idempotentHint":`...)
+	b = strconv.AppendBool(b, a.IdempotentHint)
+	b = append(b, `,"openWorldHint":`...)
+	b = strconv.AppendBool(b, a.OpenWorldHint)
+	return append(b, "}}"...)
+}
 
 // ListText is the text of list-recipients: the recipients lines, and a note
 // when the caller is alone.

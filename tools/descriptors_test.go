@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -70,5 +71,43 @@ func TestToolListing(t *testing.T) {
 	}
 	if want := []string{"send", "receive", "status", "list-recipients"}; !slices.Equal(names, want) {
 		t.Errorf("tools %q, want %q", names, want)
+	}
+}
+
+// TestToolListingEncoding checks the hand-written encoding of the tool list
+// against what encoding/json makes of the same structs.
+func TestToolListingEncoding(t *testing.T) {
+	want, err := json.Marshal(map[string]any{"tools": toolList})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolsListResult(); !bytes.Equal(got, want) {
+		t.Errorf("tools/list result:\n%s\nencoding/json:\n%s", got, want)
+	}
+}
+
+// TestFixedResultsEncoding checks the hand-assembled parts of the
+// initialize and server/discover results against encoding/json, with a
+// version that needs escaping.
+func TestFixedResultsEncoding(t *testing.T) {
+	s := NewServer(&Service{}, "v1.0 \"dev\" <x>\n", nil)
+	var info struct {
+		Name, Version, Title string
+	}
+	if err := json.Unmarshal([]byte(s.info), &info); err != nil {
+		t.Fatalf("serverInfo %s: %v", s.info, err)
+	}
+	if info.Version != "v1.0 \"dev\" <x>\n" || info.Name != "agentmail" {
+		t.Errorf("serverInfo %s", s.info)
+	}
+	var d struct {
+		SupportedVersions []string
+		Instructions      string
+	}
+	if err := json.Unmarshal(s.discoverRes, &d); err != nil {
+		t.Fatalf("server/discover result %s: %v", s.discoverRes, err)
+	}
+	if !slices.Equal(d.SupportedVersions, SupportedVersions) || d.Instructions != Instructions {
+		t.Errorf("server/discover result %s", s.discoverRes)
 	}
 }

@@ -201,7 +201,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 const capabilities = `{"tools":{"listChanged":false}}`
 
 // instructionsJSON is Instructions as a JSON string.
-var instructionsJSON = string(mustJSON(Instructions))
+var instructionsJSON = string(jsonrpc.AppendString(nil, Instructions))
 
 // encodeResults encodes the results that never change. They are assembled
 // from encoded parts rather than marshalled from structs, which keeps the
@@ -209,13 +209,13 @@ var instructionsJSON = string(mustJSON(Instructions))
 // answers. Every modern result carries serverInfo in its _meta; the
 // cacheable ones carry their cache hints.
 func (s *Server) encodeResults() {
-	s.info = `{"name":"agentmail","version":` + string(mustJSON(s.version)) + `,"title":"agentmail"}`
+	s.info = `{"name":"agentmail","version":` + string(jsonrpc.AppendString(nil, s.version)) + `,"title":"agentmail"}`
 	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
 	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
 	// toolsListResult is {"tools":[…]}; the modern result adds members.
 	list := string(toolsListResult()[:len(toolsListResult())-1])
 	s.modernList = concat(list, `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
-	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(mustJSON(SupportedVersions)),
+	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(appendStrings(nil, SupportedVersions)),
 		`,"capabilities":`, capabilities, `,"instructions":`, instructionsJSON, `,"_meta":`, string(s.modernMeta), `}`)
 }
 
@@ -232,13 +232,16 @@ func concat(parts ...string) json.RawMessage {
 	return b
 }
 
-// mustJSON encodes a value built from constants; failing is a bug.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("tools: encoding a fixed result: %v", err))
+// appendStrings appends ss as a JSON array of strings.
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonrpc.AppendString(b, s)
 	}
-	return b
+	return append(b, ']')
 }
 
 func (s *Server) ping(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {

@@ -139,7 +139,11 @@ var toolsByName = func() map[string]*tool {
 // toolsListResult is the tools/list result, {"tools":[…]}, encoded on first
 // use and then kept: the set is static, and CLI commands never need it.
 var toolsListResult = sync.OnceValue(func() json.RawMessage {
-	b := []byte(`{"tools":[`)
+	// Room for the whole list at once (it is under 3 KB): growing it step
+	// by step would take a fresh heap span for each size it passes
+	// through, and a starting process pays for every fresh page it
+	// touches.
+	b := append(make([]byte, 0, 4<<10), `{"tools":[`...)
 	for i, t := range toolList {
 		if i > 0 {
 			b = append(b, ',')

@@ -128,6 +128,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 		opt:      opt,
 		inflight: make(map[string]*call),
 	}
+	// out is sized for a typical answer, such as the tool list of an MCP
+	// server, so that it does not grow through every size on the way.
+	c.out.Grow(4 << 10)
 	c.enc = json.NewEncoder(&c.out)
 	c.enc.SetEscapeHTML(false)
 	return c

@@ -43,7 +43,9 @@ func Decode(frame []byte) (req *Request, id json.RawMessage, isResponse bool, er
 // encoding/json accepts invalid bytes in strings, and an id holding them would
 // be echoed into an answer that is itself not valid JSON text.
 func checkJSON(b []byte) *Error {
-	if !json.Valid(b) {
+	if !valid(b) {
+		// encoding/json says what is wrong, as clients of other servers
+		// are used to reading it.
 		msg := "invalid JSON"
 		if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
 			msg = err.Error()
@@ -262,7 +264,7 @@ func splitArray(b []byte) [][]byte {
 	return elems
 }
 
-// The scanning helpers below walk JSON that json.Valid has accepted, so they
+// The scanning helpers below walk JSON that valid has accepted, so they
 // only find where things end; they check nothing. Each returns an index no
 // greater than len(b), so slicing with it cannot panic even on bad input.
 

@@ -59,7 +59,7 @@ func TestToolListing(t *testing.T) {
 				}
 			}
 			if what == "inputSchema" {
-				params := toolsByName[tl.Name].params
+				params := findTool(tl.Name).params
 				if !slices.Equal(s.Required, params) && !(len(s.Required) == 0 && len(params) == 0) {
 					t.Errorf("%s: inputSchema requires %q, the tool reads %q", tl.Name, s.Required, params)
 				}
@@ -77,7 +77,7 @@ func TestToolListing(t *testing.T) {
 // TestToolListingEncoding checks the hand-written encoding of the tool list
 // against what encoding/json makes of the same structs.
 func TestToolListingEncoding(t *testing.T) {
-	want, err := json.Marshal(map[string]any{"tools": toolList})
+	want, err := json.Marshal(map[string]any{"tools": toolList()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,10 +50,11 @@ type Server struct {
 
 	// The parts of results that never change, encoded once. They are
 	// fields rather than package variables because they carry the version.
-	info        string          // serverInfo, encoded
-	modernMeta  json.RawMessage // the _meta member of every modern result
-	modernList  json.RawMessage // the modern tools/list result
-	discoverRes json.RawMessage // the server/discover result
+	info         string          // serverInfo, encoded
+	instructions string          // Instructions, encoded
+	modernMeta   json.RawMessage // the _meta member of every modern result
+	modernList   json.RawMessage // the modern tools/list result
+	discoverRes  json.RawMessage // the server/discover result
 }
 
 // NewServer returns a server for svc. version is the agentmail version shown
@@ -192,16 +193,13 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	s.initialized = true
 	s.protocol = version
 	return concat(`{"protocolVersion":"`, version, `","capabilities":`, capabilities,
-		`,"serverInfo":`, s.info, `,"instructions":`, instructionsJSON, `}`), nil
+		`,"serverInfo":`, s.info, `,"instructions":`, s.instructions, `}`), nil
 }
 
 // capabilities lists what the server implements: tools, whose list never
 // changes while it runs, and nothing else. The same object is advertised
 // to both eras.
 const capabilities = `{"tools":{"listChanged":false}}`
-
-// instructionsJSON is Instructions as a JSON string.
-var instructionsJSON = string(jsonrpc.AppendString(nil, Instructions))
 
 // encodeResults encodes the results that never change. They are assembled
 // from encoded parts rather than marshalled from structs, which keeps the
@@ -210,13 +208,14 @@ var instructionsJSON = string(jsonrpc.AppendString(nil, Instructions))
 // cacheable ones carry their cache hints.
 func (s *Server) encodeResults() {
 	s.info = `{"name":"agentmail","version":` + string(jsonrpc.AppendString(nil, s.version)) + `,"title":"agentmail"}`
+	s.instructions = string(jsonrpc.AppendString(nil, Instructions))
 	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
 	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
 	// toolsListResult is {"tools":[…]}; the modern result adds members.
 	list := string(toolsListResult()[:len(toolsListResult())-1])
 	s.modernList = concat(list, `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
 	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(appendStrings(nil, SupportedVersions)),
-		`,"capabilities":`, capabilities, `,"instructions":`, instructionsJSON, `,"_meta":`, string(s.modernMeta), `}`)
+		`,"capabilities":`, capabilities, `,"instructions":`, s.instructions, `,"_meta":`, string(s.modernMeta), `}`)
 }
 
 // concat joins the parts of an encoded JSON value.
@@ -320,7 +319,7 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	if !ok {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: the tool name must be a string")
 	}
-	t := toolsByName[name]
+	t := findTool(name)
 	if t == nil {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", name)
 	}

@@ -160,27 +160,17 @@ var toolsListResult = sync.OnceValue(func() json.RawMessage {
 // starting server's first answers (TestToolListingEncoding compares the
 // two). The schemas are written as they are, so they must be compact.
 func (t *tool) appendJSON(b []byte) []byte {
-	b = append(b, `{"name":`...)
-	b = jsonrpc.AppendString(b, t.Name)
-	b = append(b, `,"title":`...)
-	b = jsonrpc.AppendString(b, t.Title)
-	b = append(b, `,"description":`...)
-	b = jsonrpc.AppendString(b, t.Description)
-	b = append(b, `,"inputSchema":`...)
-	b = append(b, t.InputSchema...)
-	b = append(b, `,"outputSchema":`...)
-	b = append(b, t.OutputSchema...)
+	b = jsonrpc.AppendString(append(b, `{"name":`...), t.Name)
+	b = jsonrpc.AppendString(append(b, `,"title":`...), t.Title)
+	b = jsonrpc.AppendString(append(b, `,"description":`...), t.Description)
+	b = append(append(b, `,"inputSchema":`...), t.InputSchema...)
+	b = append(append(b, `,"outputSchema":`...), t.OutputSchema...)
 	a := t.Annotations
-	b = append(b, `,"annotations":{"title":`...)
-	b = jsonrpc.AppendString(b, a.Title)
-	b = append(b, `,"readOnlyHint":`...)
-	b = strconv.AppendBool(b, a.ReadOnlyHint)
-	b = append(b, `,"destructiveHint":`...)
-	b = strconv.AppendBool(b, a.DestructiveHint)
-	b = append(b, `,"idempotentHint":`...)
-	b = strconv.AppendBool(b, a.IdempotentHint)
-	b = append(b, `,"openWorldHint":`...)
-	b = strconv.AppendBool(b, a.OpenWorldHint)
+	b = jsonrpc.AppendString(append(b, `,"annotations":{"title":`...), a.Title)
+	b = strconv.AppendBool(append(b, `,"readOnlyHint":`...), a.ReadOnlyHint)
+	b = strconv.AppendBool(append(b, `,"destructiveHint":`...), a.DestructiveHint)
+	b = strconv.AppendBool(append(b, `,"idempotentHint":`...), a.IdempotentHint)
+	b = strconv.AppendBool(append(b, `,"openWorldHint":`...), a.OpenWorldHint)
 	return append(b, "}}"...)
 }
 

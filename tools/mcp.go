@@ -327,17 +327,18 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	if err != nil {
 		return toolResult{}, err
 	}
-	var raw map[string]json.RawMessage
+	// The connection has checked the message, so an object here is
+	// well-formed JSON.
+	var members []jsonrpc.Member
 	switch a := bytes.TrimSpace(rawArgs); {
 	case len(a) == 0 || string(a) == "null":
 	case a[0] == '{':
-		if err := json.Unmarshal(a, &raw); err != nil {
-			return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments: %v", err)
-		}
+		var buf [4]jsonrpc.Member
+		members = jsonrpc.AppendMembers(buf[:0], a)
 	default:
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments must be an object")
 	}
-	args, err := t.arguments(raw)
+	args, err := t.arguments(members)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -356,15 +357,16 @@ func toolError(err error) toolResult {
 	return toolResult{Content: []textContent{{Type: "text", Text: msg}}, IsError: true}
 }
 
-// arguments checks raw against the tool's input schema: every parameter is
-// a required string and no other argument is allowed.
-func (t *tool) arguments(raw map[string]json.RawMessage) (map[string]string, error) {
-	if k := t.unknownArgument(raw); k != "" {
+// arguments checks the members of the arguments object against the tool's
+// input schema: every parameter is a required string and no other argument
+// is allowed. A name given twice counts once, with its last value.
+func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
+	if k := t.unknownArgument(members); k != "" {
 		return nil, fmt.Errorf("unknown argument %q: %s takes %s", k, t.Name, describeParams(t.params))
 	}
 	args := make(map[string]string, len(t.params))
 	for _, k := range t.params {
-		v, ok := raw[k]
+		v, ok := lookup(members, k)
 		if !ok {
 			return nil, fmt.Errorf("missing required argument %q", k)
 		}
@@ -379,10 +381,10 @@ func (t *tool) arguments(raw map[string]json.RawMessage) (map[string]string, err
 
 // unknownArgument returns the first argument name, in sorted order, that
 // the tool does not take, so that the error names the same one every time.
-func (t *tool) unknownArgument(raw map[string]json.RawMessage) string {
+func (t *tool) unknownArgument(members []jsonrpc.Member) string {
 	var unknown []string
-	for k := range raw {
-		if !slices.Contains(t.params, k) {
+	for _, m := range members {
+		if k := string(m.Name); !slices.Contains(t.params, k) {
 			unknown = append(unknown, k)
 		}
 	}

@@ -171,16 +171,11 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 	if err != nil {
 		return err
 	}
-	released := false
-	release := func() {
-		if released {
-			return
-		}
-		released = true
+	release := sync.OnceFunc(func() {
 		if err := lock.Release(); err != nil {
 			fmt.Fprintf(e.stderr, "warning: releasing the mailman lock: %v\n", err)
 		}
-	}
+	})
 	defer release()
 
 	// The mailman stops cleanly on SIGINT, SIGTERM and SIGHUP.

@@ -1,6 +1,7 @@
 package mailman
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -109,24 +110,17 @@ func (w *fileWatcher) read() {
 			if !ok {
 				continue
 			}
+			// The name, padded with NULs, is empty for an event of the
+			// watched directory itself.
 			name := dir
-			if i := indexNUL(nameBytes); i > 0 {
-				name = filepath.Join(dir, string(nameBytes[:i]))
+			if base := bytes.TrimRight(nameBytes, "\x00"); len(base) > 0 {
+				name = filepath.Join(dir, string(base))
 			}
 			if op := opOf(raw.Mask); op != 0 {
 				w.Events <- fileEvent{Name: name, Op: op}
 			}
 		}
 	}
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return len(b)
 }
 
 func opOf(mask uint32) fileOp {

@@ -146,12 +146,7 @@ func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
 	case name == p.states:
 		return true
 	case filepath.Dir(name) == p.boxes:
-		return strings.HasSuffix(name, ".jsonl") && isFileEvent(ev)
+		return strings.HasSuffix(name, ".jsonl")
 	}
 	return false
-}
-
-// isFileEvent reports whether ev changed a file's content or presence.
-func isFileEvent(ev fileEvent) bool {
-	return ev.Has(opCreate) || ev.Has(opWrite) || ev.Has(opRemove) || ev.Has(opRename)
 }

@@ -3,7 +3,9 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"agentmail/mailbox"
@@ -44,5 +46,35 @@ func TestOwnNameTwice(t *testing.T) {
 	}
 	if _, err := svc.Send(ctx, "bob", "hello"); err != nil {
 		t.Errorf("Send to bob: %v", err)
+	}
+}
+
+// TestUnusableOwnName checks that a caller whose window name cannot name a
+// mailbox gets a clear error from every operation and that nothing is
+// written for it.
+func TestUnusableOwnName(t *testing.T) {
+	for _, name := range []string{"", "../x", "a/b", "line\nbreak", strings.Repeat("n", 10_000)} {
+		root := t.TempDir()
+		self := tmux.Window{ID: "@1", Name: name, Pane: "%1"}
+		term := &sessionTerm{Self: self, Windows: []tmux.Window{self, {ID: "@2", Name: "bob", Pane: "%2"}}}
+		svc := &tools.Service{Store: mailbox.New(root), Term: term}
+		ctx := context.Background()
+		errs := map[string]error{}
+		_, errs["Send"] = svc.Send(ctx, "bob", "hello")
+		_, errs["Receive"] = svc.Receive(ctx)
+		errs["SetStatus"] = svc.SetStatus(ctx, "ready")
+		_, errs["Recipients"] = svc.Recipients(ctx)
+		for op, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), "cannot be used as an agent name") {
+				t.Errorf("window name %.20q: %s = %v, want an error saying the name cannot be used", name, op, err)
+			}
+		}
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 0 {
+			t.Errorf("window name %.20q: %d entries written under the root", name, len(entries))
+		}
 	}
 }

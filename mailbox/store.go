@@ -217,8 +217,11 @@ func (s *Store) Receive(name string) (*Message, error) {
 	cf := s.openCursor(name, true)
 	defer cf.close()
 	start := cf.load(f.File, fi)
-	cur := start
 	var found *Message
+	// The cursor moves past the last line scanned; that line is kept, to be
+	// hashed once at the end rather than every line on the way.
+	var last []byte
+	lastAt := int64(-1)
 	torn, err := scanLines(f.File, start.Off, fi.Size(), func(line []byte, at int64) (bool, error) {
 		kind, m, flagOff, perr := classifyLine(line[:len(line)-1])
 		switch kind {
@@ -229,10 +232,13 @@ func (s *Store) Receive(name string) (*Message, error) {
 				return true, err
 			}
 			copy(line[flagOff:], flipTrue)
-			m.ReadFlag = true
-			found = &m
+			// A copy escapes, not m, which would then be allocated for
+			// every line scanned.
+			read := m
+			read.ReadFlag = true
+			found = &read
 		}
-		cur = cur.advance(line, at)
+		last, lastAt = append(last[:0], line...), at
 		return found != nil, nil
 	})
 	if err != nil {
@@ -242,10 +248,10 @@ func (s *Store) Receive(name string) (*Message, error) {
 	if torn >= 0 {
 		s.warnf("skipping torn last line at byte %d of %s: no newline, a write was cut short", torn, path)
 	}
-	if cur != start {
+	if lastAt >= 0 {
 		// The cursor is a hint: failing to save it must not lose a message
 		// that is already marked read.
-		if err := cf.save(cur); err != nil {
+		if err := cf.save(start.advance(last, lastAt)); err != nil {
 			s.warnf("could not save the read cursor of %s: %v", path, err)
 		}
 	}

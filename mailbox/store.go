@@ -268,6 +268,18 @@ func (s *Store) Receive(name string) (*Message, error) {
 // It holds a shared lock, starts at the read cursor like Receive does, and
 // writes nothing; malformed lines are not counted and not reported.
 func (s *Store) Unread(name string) (int, error) {
+	return s.countUnread(name, -1)
+}
+
+// HasUnread reports whether name's mailbox holds an unread message, as
+// Unread does but stopping at the first one.
+func (s *Store) HasUnread(name string) (bool, error) {
+	n, err := s.countUnread(name, 1)
+	return n > 0, err
+}
+
+// countUnread counts unread messages up to most (all when most < 0).
+func (s *Store) countUnread(name string, most int) (int, error) {
 	if err := ValidName(name); err != nil {
 		return 0, err
 	}
@@ -287,7 +299,7 @@ func (s *Store) Unread(name string) (int, error) {
 		if kind, _, _, _ := classifyLine(line[:len(line)-1]); kind == lineUnread {
 			n++
 		}
-		return false, nil
+		return n == most, nil
 	})
 	return n, err
 }

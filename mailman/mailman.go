@@ -236,13 +236,13 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 
 	unread := func(name string) bool {
-		n, err := m.Store.Unread(name)
+		has, err := m.Store.HasUnread(name)
 		if err != nil {
 			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
 			return false
 		}
 		m.report("unread "+name, "")
-		return n > 0
+		return has
 	}
 
 	var cands []candidate

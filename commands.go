@@ -398,10 +398,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	// One goroutine waits for what ends the server early: SIGTERM or
 	// SIGINT, a clean stop (status 0, after answering what it has read),
-	// and the loss of the agent's tmux pane (status 1). It is started
-	// first and starts the rest itself, and the server runs on this
-	// goroutine, so that a starting server answers its client's first
-	// requests with no other goroutine waiting for a thread.
+	// and the loss of the agent's tmux pane (status 1). It starts the
+	// watchdog itself, and the server runs on this goroutine, so that the
+	// way to a starting server's first answers holds one goroutine start
+	// besides the reader's; each one there costs the client time while
+	// the runtime finds it a thread.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {

@@ -220,7 +220,13 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 		}
 	}
 	marks = append(marks, rssCalls)
-	fmt.Printf("memory (VmRSS), the four tools in turn:\n  after initialize %s\n", mb(rss0))
+	anon0, err := mem.procStatus("RssAnon")
+	if err != nil {
+		return err
+	}
+	// RssAnon is the part that is the server's own memory (heap, stacks,
+	// runtime metadata), not pages of the binary.
+	fmt.Printf("memory (VmRSS; RssAnon in brackets), the four tools in turn:\n  after initialize %s [%s]\n", mb(rss0), mb(anon0))
 	var rss100 int64
 	t0 := time.Now()
 	for _, n := range marks {
@@ -231,10 +237,14 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 		if err != nil {
 			return err
 		}
+		anon, err := mem.procStatus("RssAnon")
+		if err != nil {
+			return err
+		}
 		if n == 100 {
 			rss100 = r
 		}
-		fmt.Printf("  after %d calls %s", n, mb(r))
+		fmt.Printf("  after %d calls %s [%s]", n, mb(r), mb(anon))
 		if n > 100 && rss100 > 0 {
 			fmt.Printf(" (%+.2f MB since 100 calls)", float64(r-rss100)/(1<<20))
 		}
@@ -569,18 +579,21 @@ func (s *server) idleCPU(d time.Duration) (time.Duration, error) {
 }
 
 // rss returns the server's resident set size in bytes.
-func (s *server) rss() (int64, error) {
+func (s *server) rss() (int64, error) { return s.procStatus("VmRSS") }
+
+// procStatus returns a size field of the server's /proc status, in bytes.
+func (s *server) procStatus(field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 // summary renders the median, the 90th and 99th percentiles and the

@@ -39,9 +39,10 @@ func Decode(frame []byte) (req *Request, id json.RawMessage, isResponse bool, er
 }
 
 // checkJSON reports a frame that is not one well-formed UTF-8 JSON value.
-// Everything after it may assume well-formed input. UTF-8 is checked because
-// encoding/json accepts invalid bytes in strings, and an id holding them would
-// be echoed into an answer that is itself not valid JSON text.
+// Everything after it may assume well-formed input. UTF-8 is checked
+// separately because valid, like encoding/json, accepts invalid bytes in
+// strings, and an id holding them would be echoed into an answer that is
+// itself not valid JSON text.
 func checkJSON(b []byte) *Error {
 	if !valid(b) {
 		// encoding/json says what is wrong, as clients of other servers

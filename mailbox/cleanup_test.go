@@ -139,7 +139,7 @@ func TestCleanupDryRunEqualsRealRun(t *testing.T) {
 	}
 	var recips []string
 	for _, l := range lines(readFile(t, s.StatesPath())) {
-		var st stateJSON
+		var st State
 		if json.Unmarshal([]byte(l), &st) == nil {
 			recips = append(recips, st.Recipient)
 		} else {

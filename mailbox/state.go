@@ -30,18 +30,19 @@ func ValidStatus(status string) error {
 	return fmt.Errorf("Invalid status: %s. Valid: ready, work, offline", status)
 }
 
-// State is one entry of recipients.jsonl.
+// State is one entry of recipients.jsonl. The order of its fields is the
+// order of the keys in the file, the earlier tool's.
 type State struct {
-	Recipient string
-	Status    string // StatusReady, StatusWork or StatusOffline
-	UpdatedAt time.Time
+	Recipient string    `json:"recipient"`
+	Status    string    `json:"status"` // StatusReady, StatusWork or StatusOffline
+	UpdatedAt time.Time `json:"updated_at"`
 	// NotifiedAt is when the agent was last rung; zero is written as
 	// "0001-01-01T00:00:00Z", as the earlier tool does.
-	NotifiedAt time.Time
+	NotifiedAt time.Time `json:"notified_at"`
 	// LastReadAt is in Unix milliseconds; zero is left out.
-	LastReadAt int64
+	LastReadAt int64 `json:"last_read_at,omitempty"`
 	// Pane is the agent's tmux pane id ("%3"); empty is left out.
-	Pane string
+	Pane string `json:"pane,omitempty"`
 
 	// extra holds the keys we do not know, in their order, so that
 	// rewriting an entry keeps what other tools stored in it.
@@ -53,20 +54,12 @@ type rawField struct {
 	value json.RawMessage
 }
 
-// stateJSON is the wire form of State; its field order is the key order.
-type stateJSON struct {
-	Recipient  string    `json:"recipient"`
-	Status     string    `json:"status"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	NotifiedAt time.Time `json:"notified_at"`
-	LastReadAt int64     `json:"last_read_at,omitempty"`
-	Pane       string    `json:"pane,omitempty"`
-}
-
+// stateKeys are the keys of State's fields; TestStateKeys checks them
+// against its tags.
 var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
 
 // isStateKey reports whether encoding/json would decode key into a field of
-// stateJSON (it matches case-insensitively).
+// State (it matches case-insensitively).
 func isStateKey(key string) bool {
 	for _, k := range stateKeys {
 		if strings.EqualFold(key, k) {
@@ -81,17 +74,9 @@ func parseState(line []byte) (State, error) {
 	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
 		return State{}, errors.New("not a JSON object")
 	}
-	var sj stateJSON
-	if err := json.Unmarshal(line, &sj); err != nil {
+	var st State
+	if err := json.Unmarshal(line, &st); err != nil {
 		return State{}, err
-	}
-	st := State{
-		Recipient:  sj.Recipient,
-		Status:     sj.Status,
-		UpdatedAt:  sj.UpdatedAt,
-		NotifiedAt: sj.NotifiedAt,
-		LastReadAt: sj.LastReadAt,
-		Pane:       sj.Pane,
 	}
 	// The line is valid JSON, so walking its top-level keys cannot fail.
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -118,14 +103,7 @@ func parseState(line []byte) (State, error) {
 // marshal encodes st as one line (without newline): the known keys in the
 // earlier tool's order, then pane, then the unknown keys as they were read.
 func (st *State) marshal() ([]byte, error) {
-	b, err := json.Marshal(stateJSON{
-		Recipient:  st.Recipient,
-		Status:     st.Status,
-		UpdatedAt:  st.UpdatedAt,
-		NotifiedAt: st.NotifiedAt,
-		LastReadAt: st.LastReadAt,
-		Pane:       st.Pane,
-	})
+	b, err := json.Marshal(st) // extra, unexported, is left out here
 	if err != nil || len(st.extra) == 0 {
 		return b, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,7 +214,7 @@ func TestStatesNeverTorn(t *testing.T) {
 					return
 				}
 				for _, l := range ls {
-					var st stateJSON
+					var st State
 					if err := json.Unmarshal([]byte(l), &st); err != nil {
 						t.Errorf("unlocked read saw a bad line %q: %v", l, err)
 						return
@@ -272,5 +274,19 @@ func TestStatesNoLostUpdate(t *testing.T) {
 		if _, ok := byName[fmt.Sprintf("first%d", i)]; !ok {
 			t.Errorf("entry first%d lost", i)
 		}
+	}
+}
+
+// TestStateKeys checks that stateKeys lists the JSON keys of State's
+// fields, so that isStateKey keeps unknown keys and only those.
+func TestStateKeys(t *testing.T) {
+	var keys []string
+	for f := range reflect.TypeFor[State]().Fields() {
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			keys = append(keys, strings.Split(tag, ",")[0])
+		}
+	}
+	if !slices.Equal(keys, stateKeys) {
+		t.Errorf("State's keys %q, stateKeys %q", keys, stateKeys)
 	}
 }

@@ -83,22 +83,13 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 
 	var vals [numMembers][]byte
 	var seen, repeated uint
-	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		keyEnd := skipString(b, i)
-		k := memberIndex(b[i:keyEnd])
-		i = skipSpace(b, keyEnd) // at ':'
-		i = skipSpace(b, i+1)    // at the value
-		valEnd := skipValue(b, i)
-		if k >= 0 {
+	var members [8]Member
+	for _, m := range AppendMembers(members[:0], b) {
+		if k := memberIndex(m.Name); k >= 0 {
 			bit := uint(1) << k
 			repeated |= seen & bit
 			seen |= bit
-			vals[k] = b[i:valEnd]
-		}
-		i = skipSpace(b, valEnd) // at ',' or '}'
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			vals[k] = m.Value
 		}
 	}
 	has := func(k int) bool { return seen&(1<<k) != 0 }
@@ -165,21 +156,10 @@ func invalidRequest(msg string) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
 }
 
-// memberIndex returns which member the quoted key names, or -1.
-func memberIndex(quoted []byte) int {
-	if len(quoted) < 2 {
-		return -1
-	}
-	key := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(key, '\\') >= 0 {
-		// An escaped key such as "\u0069d" still names "id".
-		var s string
-		if json.Unmarshal(quoted, &s) != nil {
-			return -1
-		}
-		key = []byte(s)
-	}
-	switch string(key) {
+// memberIndex returns which member the name, unescaped, stands for, or -1.
+// An escaped key such as "\u0069d" still names "id".
+func memberIndex(name []byte) int {
+	switch string(name) {
 	case "jsonrpc":
 		return memberJSONRPC
 	case "id":

@@ -53,7 +53,7 @@ func main() {
 		return
 	}
 	bin := flag.String("bin", "./agentmail", "the agentmail binary to measure")
-	starts := flag.Int("starts", 30, "cold starts to measure for each era")
+	starts := flag.Int("starts", 100, "cold starts to measure for each era")
 	pings := flag.Int("n", 20000, "requests per ping and tools/list measurement")
 	calls := flag.Int("calls", 300, "calls per tool for the tool-call latencies")
 	rssCalls := flag.Int("rss-calls", 10000, "tool calls before the second memory reading")

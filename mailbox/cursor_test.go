@@ -196,12 +196,7 @@ func TestTornLastLine(t *testing.T) {
 	ms := appendN(t, s, "bob", 2)
 	path := s.MailboxPath("bob")
 	torn := `{"id":"torn1234","from":"alice","to":"bob","message":"cut sh`
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(torn)
-	f.Close()
+	appendRaw(t, path, torn)
 
 	wantUnread(t, s, "bob", 2)
 	for _, want := range ms {
@@ -248,12 +243,7 @@ func TestMalformedLinesAreSkippedAndKept(t *testing.T) {
 		`not json at all`,
 	}
 	path := s.MailboxPath("bob")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(strings.Join(bad, "\n") + "\n\n   \n")
-	f.Close()
+	appendRaw(t, path, strings.Join(bad, "\n")+"\n\n   \n")
 	good2 := mustAppend(t, s, "alice", "bob", "second")
 	before := readFile(t, path)
 

@@ -51,6 +51,22 @@ func writeMailbox(t testing.TB, s *Store, name, content string) string {
 	return path
 }
 
+// appendRaw appends text to an existing file as it is, as another writer
+// (or a cut-short one) would leave it.
+func appendRaw(t testing.TB, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

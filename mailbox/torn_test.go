@@ -1,7 +1,6 @@
 package mailbox
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -15,12 +14,7 @@ func TestWholeLineWithoutNewline(t *testing.T) {
 	first := mustAppend(t, s, "alice", "bob", "first")
 	path := s.MailboxPath("bob")
 	whole := `{"id":"0195f0c4-0000-7000-8000-0000000000aa","from":"carol","to":"bob","message":"no newline","read_flag":false}`
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(whole)
-	f.Close()
+	appendRaw(t, path, whole)
 
 	wantUnread(t, s, "bob", 1)
 	if got := mustReceive(t, s, "bob"); got.ID != first.ID {

@@ -228,6 +228,17 @@ func AppendMembers(ms []Member, b []byte) []Member {
 	return ms
 }
 
+// LastMember returns the value of the last member named name, which is the
+// one encoding/json would decode (FuzzAppendMembers checks that).
+func LastMember(ms []Member, name string) (json.RawMessage, bool) {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if string(ms[i].Name) == name {
+			return ms[i].Value, true
+		}
+	}
+	return nil, false
+}
+
 // splitArray returns the elements of the JSON array in b, which checkJSON has
 // accepted.
 func splitArray(b []byte) [][]byte {

@@ -6,16 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// lastMember returns the value of the last member named name.
-func lastMember(ms []Member, name string) (json.RawMessage, bool) {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if string(ms[i].Name) == name {
-			return ms[i].Value, true
-		}
-	}
-	return nil, false
-}
-
 // FuzzAppendMembers checks AppendMembers against encoding/json on any valid
 // JSON object: the same names, each with the value of its last copy. The
 // input is valid UTF-8, as the jsonrpc connection guarantees; encoding/json
@@ -42,7 +32,7 @@ func FuzzAppendMembers(f *testing.F) {
 			t.Fatalf("%s: %d names, want %d", s, len(names), len(want))
 		}
 		for name, w := range want {
-			g, ok := lastMember(got, name)
+			g, ok := LastMember(got, name)
 			if !ok {
 				t.Fatalf("%s: no member %q", s, name)
 			}

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -158,7 +157,7 @@ func (s *Server) preempt(req *jsonrpc.Request) bool {
 	// array or a valid object.
 	if len(req.Params) > 0 && req.Params[0] == '{' {
 		var buf [4]jsonrpc.Member
-		if id, ok := lookup(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
+		if id, ok := jsonrpc.LastMember(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
 			s.conn.Cancel(id)
 		}
 	}
@@ -179,7 +178,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if raw == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing protocolVersion")
 	}
-	requested, ok := jsonString(raw)
+	requested, ok := jsonrpc.StringValue(raw)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: protocolVersion must be a string")
 	}
@@ -315,7 +314,7 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	if rawName == nil {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing tool name")
 	}
-	name, ok := jsonString(rawName)
+	name, ok := jsonrpc.StringValue(rawName)
 	if !ok {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: the tool name must be a string")
 	}
@@ -330,11 +329,11 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	// The connection has checked the message, so an object here is
 	// well-formed JSON.
 	var members []jsonrpc.Member
-	switch a := bytes.TrimSpace(rawArgs); {
-	case len(a) == 0 || string(a) == "null":
-	case a[0] == '{':
+	switch {
+	case len(rawArgs) == 0 || string(rawArgs) == "null":
+	case rawArgs[0] == '{':
 		var buf [4]jsonrpc.Member
-		members = jsonrpc.AppendMembers(buf[:0], a)
+		members = jsonrpc.AppendMembers(buf[:0], rawArgs)
 	default:
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments must be an object")
 	}
@@ -366,11 +365,11 @@ func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 	}
 	args := make(map[string]string, len(t.params))
 	for _, k := range t.params {
-		v, ok := lookup(members, k)
+		v, ok := jsonrpc.LastMember(members, k)
 		if !ok {
 			return nil, fmt.Errorf("missing required argument %q", k)
 		}
-		s, ok := jsonString(v)
+		s, ok := jsonrpc.StringValue(v)
 		if !ok {
 			return nil, fmt.Errorf("argument %q must be a string", k)
 		}
@@ -428,23 +427,23 @@ type params struct {
 // noParams stands for absent params. It is shared and never modified.
 var noParams params
 
-// parseParams splits raw params. Params that are absent or an object are
-// accepted; an array is kept as "not an object" for the method to refuse if
-// it needs members. A _meta that is not an object is malformed under every
-// revision and is answered -32602.
+// parseParams splits raw params: a Request's Params, which the connection
+// has checked to be absent, an object or an array. An object is accepted; an
+// array is kept as "not an object" for the method to refuse if it needs
+// members. A _meta that is not an object is malformed under every revision
+// and is answered -32602.
 func parseParams(raw json.RawMessage) (*params, error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
+	if len(raw) == 0 {
 		return &noParams, nil
 	}
 	p := &params{present: true}
-	if b[0] != '{' {
+	if raw[0] != '{' {
 		return p, nil
 	}
 	p.object = true
-	p.members = jsonrpc.AppendMembers(p.buf[:0], b)
+	p.members = jsonrpc.AppendMembers(p.buf[:0], raw)
 	n := len(p.members)
-	m, ok := lookup(p.members, "_meta")
+	m, ok := jsonrpc.LastMember(p.members, "_meta")
 	if !ok || string(m) == "null" {
 		return p, nil
 	}
@@ -464,27 +463,11 @@ func (p *params) member(name string) (json.RawMessage, error) {
 	if p.present && !p.object {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params must be an object")
 	}
-	v, _ := lookup(p.members, name)
+	v, _ := jsonrpc.LastMember(p.members, name)
 	return v, nil
 }
 
 // metaValue returns the raw value of a member of params._meta.
 func (p *params) metaValue(name string) (json.RawMessage, bool) {
-	return lookup(p.meta, name)
-}
-
-// lookup returns the value of the last member with this name.
-func lookup(ms []jsonrpc.Member, name string) (json.RawMessage, bool) {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if string(ms[i].Name) == name {
-			return ms[i].Value, true
-		}
-	}
-	return nil, false
-}
-
-// jsonString returns the string a raw JSON value holds, or false when it is
-// not a string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	return jsonrpc.StringValue(bytes.TrimSpace(raw))
+	return jsonrpc.LastMember(p.meta, name)
 }

@@ -53,7 +53,7 @@ func classify(p *params) (modern bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	v, ok := jsonString(raw)
+	v, ok := jsonrpc.StringValue(raw)
 	switch {
 	case !ok:
 		return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be a string", MetaProtocolVersion)

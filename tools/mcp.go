@@ -39,13 +39,11 @@ const Instructions = "agentmail lets the coding agents of one tmux session mail 
 // Requests are handled one at a time in arrival order (jsonrpc.Conn runs one
 // worker), so the session state below needs no lock.
 type Server struct {
-	svc     *Service
-	version string
-	logf    func(format string, args ...any)
+	svc  *Service
+	logf func(format string, args ...any)
 
-	conn        *jsonrpc.Conn
-	initialized bool
-	protocol    string // the negotiated legacy revision
+	conn     *jsonrpc.Conn
+	protocol string // the negotiated legacy revision; empty until initialize
 
 	// The parts of results that never change, encoded once. They are
 	// fields rather than package variables because they carry the version.
@@ -62,8 +60,8 @@ func NewServer(svc *Service, version string, logf func(format string, args ...an
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	s := &Server{svc: svc, version: version, logf: logf}
-	s.encodeResults()
+	s := &Server{svc: svc, logf: logf}
+	s.encodeResults(version)
 	return s
 }
 
@@ -73,7 +71,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		Preempt: s.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
-		Batch:  func() bool { return s.initialized && s.protocol == "2025-03-26" },
+		Batch:  func() bool { return s.protocol == "2025-03-26" },
 		Inline: quick,
 		Logf:   s.logf,
 	})
@@ -134,7 +132,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	if !ok {
 		return nil, methodNotFound(req.Method)
 	}
-	if !m.early && !s.initialized {
+	if !m.early && s.protocol == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: server not initialized: send initialize first")
 	}
 	return m.handle(s, ctx, req, p)
@@ -153,13 +151,10 @@ func (s *Server) preempt(req *jsonrpc.Request) bool {
 	if req.Method != "notifications/cancelled" {
 		return false
 	}
-	// The connection has checked the message, so params is absent, an
-	// array or a valid object.
-	if len(req.Params) > 0 && req.Params[0] == '{' {
-		var buf [4]jsonrpc.Member
-		if id, ok := jsonrpc.LastMember(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
-			s.conn.Cancel(id)
-		}
+	// AppendMembers finds nothing in params that are absent or an array.
+	var buf [4]jsonrpc.Member
+	if id, ok := jsonrpc.LastMember(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
+		s.conn.Cancel(id)
 	}
 	return true
 }
@@ -168,7 +163,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if req.Batch {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch")
 	}
-	if s.initialized {
+	if s.protocol != "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: already initialized")
 	}
 	raw, err := p.member("protocolVersion")
@@ -189,7 +184,6 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if slices.Contains(LegacyVersions, requested) {
 		version = requested
 	}
-	s.initialized = true
 	s.protocol = version
 	return concat(`{"protocolVersion":"`, version, `","capabilities":`, capabilities,
 		`,"serverInfo":`, s.info, `,"instructions":`, s.instructions, `}`), nil
@@ -204,15 +198,16 @@ const capabilities = `{"tools":{"listChanged":false}}`
 // from encoded parts rather than marshalled from structs, which keeps the
 // reflection of encoding/json off the path from spawn to the first
 // answers. Every modern result carries serverInfo in its _meta; the
-// cacheable ones carry their cache hints.
-func (s *Server) encodeResults() {
-	s.info = `{"name":"agentmail","version":` + string(jsonrpc.AppendString(nil, s.version)) + `,"title":"agentmail"}`
+// cacheable ones carry their cache hints. version is the agentmail version.
+func (s *Server) encodeResults(version string) {
+	s.info = `{"name":"agentmail","version":` + string(jsonrpc.AppendString(nil, version)) + `,"title":"agentmail"}`
 	s.instructions = string(jsonrpc.AppendString(nil, Instructions))
 	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
 	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
 	// toolsListResult is {"tools":[…]}; the modern result adds members.
-	list := string(toolsListResult()[:len(toolsListResult())-1])
-	s.modernList = concat(list, `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
+	list := toolsListResult()
+	list = list[:len(list)-1]
+	s.modernList = concat(string(list), `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
 	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(appendStrings(nil, SupportedVersions)),
 		`,"capabilities":`, capabilities, `,"instructions":`, s.instructions, `,"_meta":`, string(s.modernMeta), `}`)
 }
@@ -322,10 +317,7 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	if t == nil {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", name)
 	}
-	rawArgs, err := p.member("arguments")
-	if err != nil {
-		return toolResult{}, err
-	}
+	rawArgs, _ := p.member("arguments") // params is an object: name came from it
 	// The connection has checked the message, so an object here is
 	// well-formed JSON.
 	var members []jsonrpc.Member

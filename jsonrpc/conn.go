@@ -244,14 +244,10 @@ func (c *Conn) Cancel(id json.RawMessage) {
 // ErrClosed once Serve has returned.
 func (c *Conn) Notify(method string, params any) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	buf.WriteString(`{"jsonrpc":"2.0","method":`)
-	if err := enc.Encode(method); err != nil {
-		return fmt.Errorf("jsonrpc: notify %s: %w", method, err)
-	}
-	buf.Truncate(buf.Len() - 1)
+	buf.Write(AppendString([]byte(`{"jsonrpc":"2.0","method":`), method))
 	if params != nil {
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
 		buf.WriteString(`,"params":`)
 		if err := enc.Encode(params); err != nil {
 			return fmt.Errorf("jsonrpc: notify %s: %w", method, err)

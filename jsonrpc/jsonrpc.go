@@ -92,9 +92,10 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // valid JSON object.
 //
 // Handlers run one at a time, never concurrently, so they need no locking
-// among themselves. The context is cancelled when the request is cancelled
-// with Conn.Cancel, when Serve gives up waiting for it at shutdown, and once
-// the handler returns.
+// among themselves. For a request, the context is cancelled when the request
+// is cancelled with Conn.Cancel, when Serve gives up waiting for it at
+// shutdown, and once the handler returns. A notification, which nothing can
+// cancel, gets a context that ends when Serve returns.
 type Handler func(ctx context.Context, req *Request) (result any, err error)
 
 // toError turns a handler's error into the error object sent to the client.

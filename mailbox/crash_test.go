@@ -417,14 +417,8 @@ func tornAppend(s *Store, m Message) error {
 		return err
 	}
 	defer f.Close()
-	if size := fi.Size(); size > 0 {
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], size-1); err != nil {
-			return err
-		}
-		if last[0] != '\n' {
-			line = append([]byte{'\n'}, line...)
-		}
+	if line, err = endTornLine(f.File, fi.Size(), line); err != nil {
+		return err
 	}
 	a := 1 + rand.IntN(len(line)-1)
 	b := a + rand.IntN(len(line)-a)

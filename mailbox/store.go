@@ -157,16 +157,8 @@ func (s *Store) Append(from, to, body string) (_ Message, err error) {
 		}
 	}()
 	size := fi.Size()
-	if size > 0 {
-		// A last line without its newline is a torn append; end it, so that
-		// our line starts on a line of its own.
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], size-1); err != nil {
-			return Message{}, err
-		}
-		if last[0] != '\n' {
-			line = append([]byte{'\n'}, line...)
-		}
+	if line, err = endTornLine(f.File, size, line); err != nil {
+		return Message{}, err
 	}
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {
@@ -193,6 +185,23 @@ func (s *Store) Append(from, to, body string) (_ Message, err error) {
 		}
 	}
 	return m, nil
+}
+
+// endTornLine returns line, to be appended to f of the given size, with a
+// newline in front when f's last line lacks its own: that line is a torn
+// append, and ending it lets line start on a line of its own.
+func endTornLine(f *os.File, size int64, line []byte) ([]byte, error) {
+	if size == 0 {
+		return line, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return nil, err
+	}
+	if last[0] != '\n' {
+		line = append([]byte{'\n'}, line...)
+	}
+	return line, nil
 }
 
 // Receive returns the oldest unread message of name's mailbox and marks it

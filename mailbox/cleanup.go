@@ -146,7 +146,7 @@ func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (remove
 		if err := os.Remove(path); err != nil {
 			return 0, false, err
 		}
-	} else if err := writeFileAtomic(s.MailboxDir(), path, kept); err != nil {
+	} else if err := writeFileAtomic(path, kept); err != nil {
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but

@@ -299,5 +299,5 @@ func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, boo
 	if !write {
 		return nil
 	}
-	return writeFileAtomic(s.Dir(), path, joinStateLines(lines))
+	return writeFileAtomic(path, joinStateLines(lines))
 }

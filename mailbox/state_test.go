@@ -124,6 +124,33 @@ func TestUpdateStateDeclineWritesNothing(t *testing.T) {
 	}
 }
 
+// TestUpdateStateKeepsNameAndRefusesBadEntries checks that fn cannot rename
+// the entry it edits, and that an entry that cannot be encoded is an error
+// that leaves the file as it was.
+func TestUpdateStateKeepsNameAndRefusesBadEntries(t *testing.T) {
+	s, _ := newStore(t)
+	if err := s.UpdateState("alice", func(st *State, _ bool) bool {
+		st.Recipient, st.Status = "mallory", "work"
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st := stateOf(t, s, "alice"); st.Status != "work" {
+		t.Errorf("alice = %+v, want status work", st)
+	}
+	before := readFile(t, s.StatesPath())
+	err := s.UpdateState("alice", func(st *State, _ bool) bool {
+		st.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // beyond RFC 3339
+		return true
+	})
+	if err == nil {
+		t.Error("UpdateState with an unencodable time succeeded")
+	}
+	if got := readFile(t, s.StatesPath()); got != before {
+		t.Errorf("the file changed:\n%s\nwas:\n%s", got, before)
+	}
+}
+
 func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 	s, w := newStore(t)
 	content := strings.Join([]string{

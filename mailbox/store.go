@@ -403,9 +403,10 @@ func (s *Store) Ignored() (map[string]bool, error) {
 }
 
 // writeFileAtomic replaces target with data through a synced temporary file
-// in dir (which must be target's directory) and a rename, then syncs dir. A
-// crash leaves either the old or the new content.
-func writeFileAtomic(dir, target string, data []byte) (err error) {
+// in target's directory and a rename, then syncs the directory. A crash
+// leaves either the old or the new content.
+func writeFileAtomic(target string, data []byte) (err error) {
+	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err

@@ -223,7 +223,8 @@ func TestMailboxesSkipsOtherFiles(t *testing.T) {
 	writeMailbox(t, s, "a", "")
 	writeMailbox(t, s, "b", "")
 	dir := s.MailboxDir()
-	for _, f := range []string{"notes.txt", ".tmp-123", "c.jsonl.bak"} {
+	// ".jsonl" and "..jsonl" end in .jsonl, but "" and "." name no agent.
+	for _, f := range []string{"notes.txt", ".tmp-123", "c.jsonl.bak", ".jsonl", "..jsonl"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -46,14 +46,14 @@ func classifyLine(line []byte) (lineKind, Message, int, error) {
 	if isBlank(line) {
 		return lineBlank, Message{}, 0, nil
 	}
-	_, read, err := locateReadFlag(line)
+	off, read, err := locateReadFlag(line)
 	if err != nil {
 		return lineMalformed, Message{}, 0, err
 	}
 	if read {
 		return lineRead, Message{}, 0, nil
 	}
-	m, off, err := parseLine(line)
+	m, err := decodeLine(line, read)
 	if err != nil {
 		return lineMalformed, Message{}, 0, err
 	}
@@ -70,15 +70,22 @@ func parseLine(line []byte) (m Message, flagOff int, err error) {
 	if err != nil {
 		return Message{}, 0, err
 	}
+	m, err = decodeLine(line, read)
+	return m, off, err
+}
+
+// decodeLine decodes a mailbox line whose read_flag locateReadFlag found to
+// be read.
+func decodeLine(line []byte, read bool) (m Message, err error) {
 	if err := json.Unmarshal(line, &m); err != nil {
-		return Message{}, 0, err
+		return Message{}, err
 	}
 	if m.ReadFlag != read {
 		// Unreachable when locateReadFlag follows encoding/json's key
 		// matching; refuse rather than flip the wrong bytes.
-		return Message{}, 0, errAmbiguousFlag
+		return Message{}, errAmbiguousFlag
 	}
-	return m, off, nil
+	return m, nil
 }
 
 // locateReadFlag finds the value of the top-level read_flag key of the JSON

@@ -48,16 +48,8 @@ func TestOldToolMailbox(t *testing.T) {
 		{ID: "Zz0Yy9Xx", From: "", To: "bob", Message: `empty sender, "read_flag":false inside`,
 			CreatedAt: time.Date(2026, 11, 21, 21, 26, 23, 116269185, time.UTC)},
 	}
-	for i, wm := range want {
-		got := mustReceive(t, s, "bob")
-		if got.ID != wm.ID || got.From != wm.From || got.To != wm.To || got.Message != wm.Message || !got.ReadFlag || !got.CreatedAt.Equal(wm.CreatedAt) {
-			t.Errorf("message %d:\n got %+v\nwant %+v", i, *got, wm)
-		}
-	}
-	wantNoMessage(t, s, "bob")
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantDelivered(t, s, "bob", want)
+	wantNoWarnings(t, w)
 
 	// Only the flags changed, byte for byte, and the earlier tool still
 	// reads every line.
@@ -124,7 +116,5 @@ func TestOldToolStates(t *testing.T) {
 			t.Errorf("line %d does not decode for the earlier tool: %v", i, err)
 		}
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 }

@@ -218,9 +218,7 @@ func TestReceiveExactlyOnce(t *testing.T) {
 	if n := len(lines(readFile(t, s.MailboxPath("bob")))); n != len(want) {
 		t.Errorf("mailbox has %d lines; want %d", n, len(want))
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 	t.Logf("%d messages: %d received by processes, %d by goroutines", len(want), byProc, len(inProc))
 }
 
@@ -315,9 +313,7 @@ func TestCleanupNeverLosesConcurrentMail(t *testing.T) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		t.Error(err)
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 	t.Logf("%d cleanups removed %d messages and %d mailboxes", cleanups.Load(), removed.Load(), mailboxesRemoved.Load())
 	if removed.Load() == 0 || mailboxesRemoved.Load() < rounds {
 		t.Errorf("cleanup removed %d messages and %d mailboxes: the race was not exercised", removed.Load(), mailboxesRemoved.Load())

@@ -290,9 +290,7 @@ func TestCrashSafety(t *testing.T) {
 	if err != nil || len(states) != len(crashStateNames) {
 		t.Errorf("States() = %+v, %v", states, err)
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 	tmps, _ := filepath.Glob(filepath.Join(s.Dir(), ".tmp-*"))
 	t.Logf("%v: kills %v; %d lines, %d valid, %d torn fragments, torn tail %v (a whole message %v); %d acknowledged, %d delivered, %d lost with a killed receiver, %d drained; %d unlocked reads of recipients.jsonl; %d temporary files left by killed status writers",
 		elapsed.Round(time.Millisecond), killsOf, mb.lines, len(mb.valid), mb.fragments, mb.tornTail, mb.tailMsg != nil,

@@ -307,7 +307,5 @@ func TestReceiveSkipsReadLinesWithoutDecoding(t *testing.T) {
 	if got := mustReceive(t, s, "bob"); got.ID != "ok" {
 		t.Errorf("got %+v", got)
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 }

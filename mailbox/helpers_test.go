@@ -21,6 +21,14 @@ func (w *warnings) warnf(format string, args ...any) {
 	w.msgs = append(w.msgs, fmt.Sprintf(format, args...))
 }
 
+// wantNoWarnings fails the test if the store has warned since the last take.
+func wantNoWarnings(t testing.TB, w *warnings) {
+	t.Helper()
+	if msgs := w.take(); len(msgs) != 0 {
+		t.Errorf("warnings %q", msgs)
+	}
+}
+
 func (w *warnings) take() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -96,6 +104,20 @@ func mustReceive(t testing.TB, s *Store, name string) *Message {
 		t.Fatalf("Receive(%q): no message, want one", name)
 	}
 	return m
+}
+
+// wantDelivered receives every message of want from name's mailbox, in
+// order, checks each (To must be name, and it comes back read), and then
+// that nothing is left.
+func wantDelivered(t testing.TB, s *Store, name string, want []Message) {
+	t.Helper()
+	for i, wm := range want {
+		got := mustReceive(t, s, name)
+		if got.ID != wm.ID || got.From != wm.From || got.To != name || got.Message != wm.Message || !got.ReadFlag || !got.CreatedAt.Equal(wm.CreatedAt) {
+			t.Errorf("message %d:\n got %+v\nwant %+v", i, *got, wm)
+		}
+	}
+	wantNoMessage(t, s, name)
 }
 
 func wantNoMessage(t testing.TB, s *Store, name string) {

@@ -121,13 +121,7 @@ func TestOldToolRewrittenMailbox(t *testing.T) {
 		{ID: "NoSndr00", From: "", Message: "empty sender"},
 		{ID: "LaSt0001", From: "dave", Message: "legacy, no created_at\nsecond line\n"},
 	}
-	for i, wm := range want {
-		got := mustReceive(t, s, "bob")
-		if got.ID != wm.ID || got.From != wm.From || got.To != "bob" || got.Message != wm.Message || !got.ReadFlag || !got.CreatedAt.Equal(wm.CreatedAt) {
-			t.Errorf("message %d:\n got %+v\nwant %+v", i, *got, wm)
-		}
-	}
-	wantNoMessage(t, s, "bob")
+	wantDelivered(t, s, "bob", want)
 	// The duplicated id does not come back, with or without the cursor, and
 	// not after the earlier tool marks that id read (it flips the first copy,
 	// which already is).
@@ -142,9 +136,7 @@ func TestOldToolRewrittenMailbox(t *testing.T) {
 	oldToolMarkRead(t, path, "DuP1dUp1")
 	wantNoMessage(t, s, "bob")
 	wantUnread(t, s, "bob", 0)
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 
 	// Both tools keep working on the file: the earlier tool appends and we
 	// receive; we append and the earlier tool receives.
@@ -175,18 +167,10 @@ func TestOldToolLegacyStates(t *testing.T) {
 	path := s.StatesPath()
 	orig := lines(installFixture(t, "old-recipients-legacy.jsonl", path))
 
-	states, err := s.States()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]State{}
-	for _, st := range states {
-		byName[st.Recipient] = st
-	}
-	if a := byName["agent1"]; a.Status != "work" || !a.NotifiedAt.IsZero() || !a.UpdatedAt.Equal(time.Date(2026, 11, 21, 21, 0, 0, 0, time.UTC)) {
+	if a := stateOf(t, s, "agent1"); a.Status != "work" || !a.NotifiedAt.IsZero() || !a.UpdatedAt.Equal(time.Date(2026, 11, 21, 21, 0, 0, 0, time.UTC)) {
 		t.Errorf("agent1 = %+v", a)
 	}
-	if a := byName["agent2"]; a.LastReadAt != 1795296384732 || !a.UpdatedAt.Equal(time.Date(2026, 11, 21, 21, 26, 24, 1e8, time.UTC)) {
+	if a := stateOf(t, s, "agent2"); a.LastReadAt != 1795296384732 || !a.UpdatedAt.Equal(time.Date(2026, 11, 21, 21, 26, 24, 1e8, time.UTC)) {
 		t.Errorf("agent2 = %+v", a)
 	}
 
@@ -213,9 +197,7 @@ func TestOldToolLegacyStates(t *testing.T) {
 			t.Errorf("line %d does not decode for the earlier tool: %v", i, err)
 		}
 	}
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 }
 
 // TestBothToolsAtOnce runs the earlier tool's append and (atomic) receive
@@ -323,9 +305,7 @@ func TestBothToolsAtOnce(t *testing.T) {
 		t.Errorf("the earlier tool still found %+v, %v", got, err)
 	}
 	wantNoMessage(t, s, "bob")
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 	t.Logf("%d delivered by the earlier tool, %d by us", oldCount.Load(), newCount.Load())
 	if oldCount.Load() == 0 || newCount.Load() == 0 {
 		t.Errorf("one tool delivered nothing: the race was not exercised")

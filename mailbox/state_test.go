@@ -253,9 +253,7 @@ func TestStatesNeverTorn(t *testing.T) {
 	writers.Wait()
 	stop.Store(true)
 	readers.Wait()
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 	t.Logf("%d reads during the writes", reads.Load())
 }
 

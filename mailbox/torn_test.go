@@ -37,7 +37,5 @@ func TestWholeLineWithoutNewline(t *testing.T) {
 		t.Errorf("got %+v; want the new message", got)
 	}
 	wantNoMessage(t, s, "bob")
-	if msgs := w.take(); len(msgs) != 0 {
-		t.Errorf("warnings %q", msgs)
-	}
+	wantNoWarnings(t, w)
 }

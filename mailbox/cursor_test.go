@@ -1,9 +1,9 @@
 package mailbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,33 +25,15 @@ type oldMessage struct {
 // in place.
 func oldToolMarkRead(t *testing.T, path, id string) {
 	t.Helper()
-	var msgs []oldMessage
-	for _, l := range lines(readFile(t, path)) {
-		var m oldMessage
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, m)
-	}
-	for i := range msgs {
-		if msgs[i].ID == id {
-			msgs[i].ReadFlag = true
-			break
-		}
-	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := f.Truncate(0); err != nil {
+	if _, err := oldToolRewrite(f, func(msgs []oldMessage) int {
+		return slices.IndexFunc(msgs, func(m oldMessage) bool { return m.ID == id })
+	}); err != nil {
 		t.Fatal(err)
-	}
-	for _, m := range msgs {
-		b, _ := json.Marshal(m)
-		if _, err := f.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

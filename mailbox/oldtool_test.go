@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,16 @@ func oldToolReceive(path string) (*oldMessage, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return oldToolRewrite(f.File, func(msgs []oldMessage) int {
+		return slices.IndexFunc(msgs, func(m oldMessage) bool { return !m.ReadFlag })
+	})
+}
+
+// oldToolRewrite is the earlier tool's mark-as-read on an open mailbox:
+// decode every line, flip the first line with the id of the message pick
+// chooses (none when it returns -1), truncate and write every line again, in
+// place. It returns the chosen message as it now stands.
+func oldToolRewrite(f *os.File, pick func([]oldMessage) int) (*oldMessage, error) {
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
@@ -70,19 +81,14 @@ func oldToolReceive(path string) (*oldMessage, error) {
 		}
 		msgs = append(msgs, m)
 	}
-	var got *oldMessage
-	for i := range msgs {
-		if !msgs[i].ReadFlag {
-			got = &msgs[i]
-			break
-		}
-	}
-	if got == nil {
+	i := pick(msgs)
+	if i < 0 {
 		return nil, nil
 	}
-	for i := range msgs {
-		if msgs[i].ID == got.ID {
-			msgs[i].ReadFlag = true // The first line with the id, as it does.
+	got := &msgs[i]
+	for j := range msgs {
+		if msgs[j].ID == got.ID {
+			msgs[j].ReadFlag = true // The first line with the id, as it does.
 			break
 		}
 	}

@@ -74,6 +74,9 @@ func TestListPanes(t *testing.T) {
 		t.Errorf("ListPanes(%s) =\n%+v\nwant\n%+v", sess, got, want)
 	}
 
+	// A window linked into a second session is listed by list-panes -a once
+	// per session; ListPanes lists its pane once.
+	s.tmux("link-window", "-s", s.windowOf(seven), "-t", "other:9")
 	all, err := c.ListPanes(ctx, "")
 	if err != nil {
 		t.Fatal(err)

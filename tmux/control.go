@@ -118,16 +118,10 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 // open starts the control client, attached to the session of c.Pane, and
 // checks with a first command that it answers.
 func (k *Control) open(ctx context.Context, c *Client) error {
-	if !isPaneID(c.Pane) {
-		return errNoControl
-	}
-	sessionID, err := c.exec(ctx, "display-message", "-p", "-t", c.Pane, "#{session_id}")
+	// The session is asked of a process: this connection is not open yet.
+	sessionID, err := (&Client{Bin: c.Bin}).SessionOf(ctx, c.Pane)
 	if err != nil {
 		return err
-	}
-	sessionID = strings.TrimSuffix(sessionID, "\n")
-	if !isID(sessionID, '$') {
-		return fmt.Errorf("tmux gave %q as the session of %s", sessionID, c.Pane)
 	}
 	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
 	stdin, err := proc.StdinPipe()

@@ -44,7 +44,8 @@ type Client struct {
 	Bin string
 
 	// Pane is the caller's own pane id, "%N", normally taken from $TMUX_PANE.
-	// Session and Alive ask about this pane; Type and Panes do not need it.
+	// Session, Alive and the control connection ask about this pane; Type
+	// and ListPanes do not need it.
 	Pane string
 
 	// EnterDelay is how long Type waits between typing the text and pressing

@@ -2,7 +2,6 @@ package tmux
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,24 +63,16 @@ func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 // window names are verbatim, as in Session. When the session or the server
 // is gone the error wraps ErrNotInTmux.
 func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) {
-	// A random row marker, as in Session: window names may contain newlines.
-	marker := rand.Text()
-	args := []string{"list-panes", "-a", "-F", marker + paneFormat}
-	what := "server"
+	what, scope := "server", []string{"-a"}
 	if session != "" {
 		if !isID(session, '$') {
 			return nil, fmt.Errorf("tmux: %q is not a session id like $1", session)
 		}
-		args = []string{"list-panes", "-s", "-t", session, "-F", marker + paneFormat}
-		what = "session " + session
+		what, scope = "session "+session, []string{"-s", "-t", session}
 	}
-	out, err := c.run(ctx, args...)
+	rows, err := c.paneRows(ctx, what, scope...)
 	if err != nil {
-		return nil, classifyTarget(err, what)
-	}
-	rows, err := parsePanes(out, marker)
-	if err != nil {
-		return nil, fmt.Errorf("tmux %s: %w", strings.Join(args[:len(args)-2], " "), err)
+		return nil, err
 	}
 	panes := make([]Pane, 0, len(rows))
 	seen := make(map[string]bool, len(rows))

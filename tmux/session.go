@@ -46,19 +46,29 @@ func (c *Client) Session(ctx context.Context) (*Session, error) {
 	if !isPaneID(c.Pane) {
 		return nil, fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
 	}
-	// tmux prints window names raw, so a name can contain a newline followed
-	// by something that looks like the next row. A random marker at the start
-	// of every row cannot be forged by a name chosen in advance.
-	marker := rand.Text()
-	out, err := c.run(ctx, "list-panes", "-s", "-t", c.Pane, "-F", marker+paneFormat)
+	rows, err := c.paneRows(ctx, "pane "+c.Pane, "-s", "-t", c.Pane)
 	if err != nil {
-		return nil, classifyTarget(err, "pane "+c.Pane)
+		return nil, err
+	}
+	return buildSession(rows, c.Pane)
+}
+
+// paneRows runs list-panes over scope (its flags and target; what names the
+// target in errors) and parses the rows. tmux prints window names raw, so a
+// name can contain a newline followed by something that looks like the next
+// row; a random marker at the start of every row cannot be forged by a name
+// chosen in advance.
+func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]paneRow, error) {
+	marker := rand.Text()
+	out, err := c.run(ctx, append(append([]string{"list-panes"}, scope...), "-F", marker+paneFormat)...)
+	if err != nil {
+		return nil, classifyTarget(err, what)
 	}
 	rows, err := parsePanes(out, marker)
 	if err != nil {
-		return nil, fmt.Errorf("tmux list-panes -s -t %s: %w", c.Pane, err)
+		return nil, fmt.Errorf("tmux list-panes %s: %w", strings.Join(scope, " "), err)
 	}
-	return buildSession(rows, c.Pane)
+	return rows, nil
 }
 
 // paneRow is one pane as list-panes reported it.

@@ -31,15 +31,15 @@ func TestParsePanes(t *testing.T) {
 		{name: "empty output", out: "", want: nil},
 		{
 			name: "plain names",
-			out:  rowsOut("%0 @0 1 1 alice", "%1 @1 0 1 bob"),
+			out:  rowsOut("%0 @0 1 alice", "%1 @1 1 bob"),
 			want: []paneRow{
-				{pane: "%0", window: "@0", windowActive: true, paneActive: true, name: "alice"},
-				{pane: "%1", window: "@1", windowActive: false, paneActive: true, name: "bob"},
+				{pane: "%0", window: "@0", paneActive: true, name: "alice"},
+				{pane: "%1", window: "@1", paneActive: true, name: "bob"},
 			},
 		},
 		{
 			name: "names tmux would misread as targets",
-			out:  rowsOut("%1 @1 0 1 7", "%2 @2 0 1 -dash", "%3 @3 0 1 a:b", "%4 @4 0 1 w.1", "%5 @5 0 1 ali*"),
+			out:  rowsOut("%1 @1 1 7", "%2 @2 1 -dash", "%3 @3 1 a:b", "%4 @4 1 w.1", "%5 @5 1 ali*"),
 			want: []paneRow{
 				{pane: "%1", window: "@1", paneActive: true, name: "7"},
 				{pane: "%2", window: "@2", paneActive: true, name: "-dash"},
@@ -50,7 +50,7 @@ func TestParsePanes(t *testing.T) {
 		},
 		{
 			name: "a name that is a prefix of another",
-			out:  rowsOut("%1 @1 0 1 my", "%2 @2 0 1 my win"),
+			out:  rowsOut("%1 @1 1 my", "%2 @2 1 my win"),
 			want: []paneRow{
 				{pane: "%1", window: "@1", paneActive: true, name: "my"},
 				{pane: "%2", window: "@2", paneActive: true, name: "my win"},
@@ -58,7 +58,7 @@ func TestParsePanes(t *testing.T) {
 		},
 		{
 			name: "spaces tabs bars and control bytes are kept",
-			out:  rowsOut("%1 @1 0 1  lead  and trail ", "%2 @2 0 1 a\tb|c", "%3 @3 0 1 \x01\x1b[31mred\x7f"),
+			out:  rowsOut("%1 @1 1  lead  and trail ", "%2 @2 1 a\tb|c", "%3 @3 1 \x01\x1b[31mred\x7f"),
 			want: []paneRow{
 				{pane: "%1", window: "@1", paneActive: true, name: " lead  and trail "},
 				{pane: "%2", window: "@2", paneActive: true, name: "a\tb|c"},
@@ -67,43 +67,43 @@ func TestParsePanes(t *testing.T) {
 		},
 		{
 			name: "newlines in names, even ones that look like rows",
-			out:  rowsOut("%1 @1 0 1 one\ntwo", "%2 @2 0 1 x\n%9 @9 1 1 fake", "%3 @3 0 1 ends\n", "%4 @4 0 1 \n"),
+			out:  rowsOut("%1 @1 1 one\ntwo", "%2 @2 1 x\n%9 @9 1 fake", "%3 @3 1 ends\n", "%4 @4 1 \n"),
 			want: []paneRow{
 				{pane: "%1", window: "@1", paneActive: true, name: "one\ntwo"},
-				{pane: "%2", window: "@2", paneActive: true, name: "x\n%9 @9 1 1 fake"},
+				{pane: "%2", window: "@2", paneActive: true, name: "x\n%9 @9 1 fake"},
 				{pane: "%3", window: "@3", paneActive: true, name: "ends\n"},
 				{pane: "%4", window: "@4", paneActive: true, name: "\n"},
 			},
 		},
 		{
 			name: "unicode",
-			out:  rowsOut("%1 @1 0 1 héllo ✉ 世界"),
+			out:  rowsOut("%1 @1 1 héllo ✉ 世界"),
 			want: []paneRow{{pane: "%1", window: "@1", paneActive: true, name: "héllo ✉ 世界"}},
 		},
 		{
 			name: "empty name",
-			out:  rowsOut("%1 @1 0 1 "),
+			out:  rowsOut("%1 @1 1 "),
 			want: []paneRow{{pane: "%1", window: "@1", paneActive: true, name: ""}},
 		},
 		{
 			name: "several panes of one window",
-			out:  rowsOut("%1 @1 1 0 w", "%2 @1 1 1 w"),
+			out:  rowsOut("%1 @1 0 w", "%2 @1 1 w"),
 			want: []paneRow{
-				{pane: "%1", window: "@1", windowActive: true, name: "w"},
-				{pane: "%2", window: "@1", windowActive: true, paneActive: true, name: "w"},
+				{pane: "%1", window: "@1", name: "w"},
+				{pane: "%2", window: "@1", paneActive: true, name: "w"},
 			},
 		},
 		{name: "garbage", out: "garbage\n", wantErr: "does not start with the row marker"},
 		{name: "a bare newline", out: "\n", wantErr: "does not start with the row marker"},
-		{name: "another marker", out: "OTHER%0 @0 1 1 alice\n", wantErr: "does not start with the row marker"},
-		{name: "no final newline", out: testMarker + "%0 @0 1 1 alice", wantErr: "does not end with a newline"},
+		{name: "another marker", out: "OTHER%0 @0 1 alice\n", wantErr: "does not start with the row marker"},
+		{name: "no final newline", out: testMarker + "%0 @0 1 alice", wantErr: "does not end with a newline"},
 		{name: "marker only", out: testMarker + "\n", wantErr: "malformed pane row"},
-		{name: "missing name field", out: rowsOut("%0 @0 1 1"), wantErr: "malformed pane row"},
-		{name: "bad pane id", out: rowsOut("0 @0 1 1 alice"), wantErr: "malformed pane row"},
-		{name: "bad window id", out: rowsOut("%0 0 1 1 alice"), wantErr: "malformed pane row"},
-		{name: "bad flag", out: rowsOut("%0 @0 yes 1 alice"), wantErr: "malformed pane row"},
-		{name: "bad second row", out: rowsOut("%0 @0 1 1 alice", "%x @1 0 1 bob"), wantErr: "malformed pane row"},
-		{name: "tab separated", out: rowsOut("%0\t@0\t1\t1\talice"), wantErr: "malformed pane row"},
+		{name: "missing name field", out: rowsOut("%0 @0 1"), wantErr: "malformed pane row"},
+		{name: "bad pane id", out: rowsOut("0 @0 1 alice"), wantErr: "malformed pane row"},
+		{name: "bad window id", out: rowsOut("%0 0 1 alice"), wantErr: "malformed pane row"},
+		{name: "bad flag", out: rowsOut("%0 @0 yes alice"), wantErr: "malformed pane row"},
+		{name: "bad second row", out: rowsOut("%0 @0 1 alice", "%x @1 1 bob"), wantErr: "malformed pane row"},
+		{name: "tab separated", out: rowsOut("%0\t@0\t1\talice"), wantErr: "malformed pane row"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,14 +126,14 @@ func TestParsePanes(t *testing.T) {
 
 func TestBuildSession(t *testing.T) {
 	rows := []paneRow{
-		{pane: "%0", window: "@0", windowActive: true, paneActive: true, name: "alice"},
+		{pane: "%0", window: "@0", paneActive: true, name: "alice"},
 		{pane: "%1", window: "@1", paneActive: false, name: "bob"},
 		{pane: "%2", window: "@1", paneActive: true, name: "bob"},
 		{pane: "%3", window: "@2", paneActive: true, name: "my"},
 		{pane: "%4", window: "@3", paneActive: true, name: ""},
 	}
 	wantWindows := []Window{
-		{ID: "@0", Name: "alice", Pane: "%0", Active: true},
+		{ID: "@0", Name: "alice", Pane: "%0"},
 		{ID: "@1", Name: "bob", Pane: "%2"},
 		{ID: "@2", Name: "my", Pane: "%3"},
 		{ID: "@3", Name: "", Pane: "%4"},
@@ -156,7 +156,7 @@ func TestBuildSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (Window{ID: "@0", Name: "alice", Pane: "%0", Active: true}); s.Self != want {
+		if want := (Window{ID: "@0", Name: "alice", Pane: "%0"}); s.Self != want {
 			t.Errorf("Self = %#v, want %#v", s.Self, want)
 		}
 	})

@@ -10,10 +10,9 @@ import (
 
 // Window is one tmux window of the caller's session.
 type Window struct {
-	ID     string // the window id, "@N"; stable for the window's lifetime
-	Name   string // the window name exactly as tmux printed it; the agent's address
-	Pane   string // a pane id, "%N": the window's active pane (the caller's own pane in Session.Self)
-	Active bool   // whether the window is its session's current window
+	ID   string // the window id, "@N"; stable for the window's lifetime
+	Name string // the window name exactly as tmux printed it; the agent's address
+	Pane string // a pane id, "%N": the window's active pane (the caller's own pane in Session.Self)
 }
 
 // Session describes the caller's window and the session that holds it.
@@ -31,9 +30,9 @@ type Session struct {
 
 // paneFormat is the row list-panes prints for each pane after the marker.
 // The name comes last because it is the only field that may contain
-// anything, spaces and newlines included, so everything after the fourth
+// anything, spaces and newlines included, so everything after the third
 // space of a row is the name.
-const paneFormat = "#{pane_id} #{window_id} #{window_active} #{pane_active} #{window_name}"
+const paneFormat = "#{pane_id} #{window_id} #{pane_active} #{window_name}"
 
 // Session returns the caller's window and all windows of its session, asking
 // tmux with a single list-panes command about the session that holds the
@@ -73,11 +72,10 @@ func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]
 
 // paneRow is one pane as list-panes reported it.
 type paneRow struct {
-	pane         string // "%N"
-	window       string // "@N"
-	windowActive bool
-	paneActive   bool
-	name         string // the window name, verbatim
+	pane       string // "%N"
+	window     string // "@N"
+	paneActive bool
+	name       string // the window name, verbatim
 }
 
 // parsePanes parses the output of list-panes run with the format
@@ -113,15 +111,14 @@ func parsePanes(out, marker string) ([]paneRow, error) {
 
 // parsePaneRow parses one row, without its marker, as printed by paneFormat.
 func parsePaneRow(line string) (paneRow, error) {
-	f := strings.SplitN(line, " ", 5)
-	if len(f) != 5 {
+	f := strings.SplitN(line, " ", 4)
+	if len(f) != 4 {
 		return paneRow{}, fmt.Errorf("malformed pane row %q", clip(line))
 	}
-	row := paneRow{pane: f[0], window: f[1], name: f[4]}
-	var okW, okP bool
-	row.windowActive, okW = parseFlag(f[2])
-	row.paneActive, okP = parseFlag(f[3])
-	if !isPaneID(row.pane) || !isID(row.window, '@') || !okW || !okP {
+	row := paneRow{pane: f[0], window: f[1], name: f[3]}
+	var ok bool
+	row.paneActive, ok = parseFlag(f[2])
+	if !isPaneID(row.pane) || !isID(row.window, '@') || !ok {
 		return paneRow{}, fmt.Errorf("malformed pane row %q", clip(line))
 	}
 	return row, nil
@@ -149,12 +146,12 @@ func buildSession(rows []paneRow, pane string) (*Session, error) {
 		if !seen {
 			i = len(s.Windows)
 			index[r.window] = i
-			s.Windows = append(s.Windows, Window{ID: r.window, Name: r.name, Pane: r.pane, Active: r.windowActive})
+			s.Windows = append(s.Windows, Window{ID: r.window, Name: r.name, Pane: r.pane})
 		} else if r.paneActive {
 			s.Windows[i].Pane = r.pane
 		}
 		if r.pane == pane {
-			s.Self = Window{ID: r.window, Name: r.name, Pane: pane, Active: r.windowActive}
+			s.Self = Window{ID: r.window, Name: r.name, Pane: pane}
 			found = true
 		}
 	}

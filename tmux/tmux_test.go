@@ -151,7 +151,7 @@ func TestSessionListsWindowsInOrder(t *testing.T) {
 	}
 	var want []Window
 	for i, name := range names {
-		want = append(want, Window{ID: s.windowOf(panes[i]), Name: name, Pane: panes[i], Active: i == 0})
+		want = append(want, Window{ID: s.windowOf(panes[i]), Name: name, Pane: panes[i]})
 	}
 	if !slices.Equal(got.Windows, want) {
 		t.Errorf("Windows\n got %#v\nwant %#v", got.Windows, want)
@@ -201,7 +201,7 @@ func TestSessionSelfIsTheCallersPane(t *testing.T) {
 	want := []Window{
 		{ID: s.windowOf(alice), Name: "alice", Pane: alice},
 		{ID: s.windowOf(bob), Name: "bob", Pane: bob},
-		{ID: s.windowOf(carol), Name: "carol", Pane: carol, Active: true},
+		{ID: s.windowOf(carol), Name: "carol", Pane: carol},
 	}
 	if !slices.Equal(got.Windows, want) {
 		t.Errorf("Windows\n got %#v\nwant %#v", got.Windows, want)
@@ -219,7 +219,7 @@ func TestSessionIgnoresOtherSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Window{
-		{ID: s.windowOf(alice), Name: "alice", Pane: alice, Active: true},
+		{ID: s.windowOf(alice), Name: "alice", Pane: alice},
 		{ID: s.windowOf(bob), Name: "bob", Pane: bob},
 	}
 	if !slices.Equal(got.Windows, want) {

@@ -56,7 +56,7 @@ func (f *fakeTerm) Session(ctx context.Context) (*tmux.Session, error) {
 	sess := &tmux.Session{}
 	found := false
 	for i, name := range f.windows {
-		w := tmux.Window{ID: "@" + strconv.Itoa(i), Name: name, Pane: "%" + strconv.Itoa(i), Active: i == 0}
+		w := tmux.Window{ID: "@" + strconv.Itoa(i), Name: name, Pane: "%" + strconv.Itoa(i)}
 		if name == f.self && !found {
 			sess.Self, found = w, true
 		}

@@ -1,21 +1,10 @@
 package mailman
 
-// fileOp is the kind of a change reported by fileWatcher.
-type fileOp uint8
-
-const (
-	opCreate fileOp = 1 << iota
-	opWrite
-	opRemove
-	opRename
-)
-
-// fileEvent is one change: Name is the path of the entry that changed, or
-// of the watched directory itself.
+// fileEvent is one change reported by fileWatcher: Name is the path of the
+// entry that changed, or of the watched directory itself. Created is set when
+// the entry appeared (created or moved in), the one kind of change the
+// mailman treats apart: a directory it must start watching.
 type fileEvent struct {
-	Name string
-	Op   fileOp
+	Name    string
+	Created bool
 }
-
-// Has reports whether e includes op.
-func (e fileEvent) Has(op fileOp) bool { return e.Op&op != 0 }

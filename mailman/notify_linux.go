@@ -116,26 +116,9 @@ func (w *fileWatcher) read() {
 			if base := bytes.TrimRight(nameBytes, "\x00"); len(base) > 0 {
 				name = filepath.Join(dir, string(base))
 			}
-			if op := opOf(raw.Mask); op != 0 {
-				w.Events <- fileEvent{Name: name, Op: op}
+			if raw.Mask&watchMask != 0 {
+				w.Events <- fileEvent{Name: name, Created: raw.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0}
 			}
 		}
 	}
-}
-
-func opOf(mask uint32) fileOp {
-	var op fileOp
-	if mask&syscall.IN_CREATE != 0 || mask&syscall.IN_MOVED_TO != 0 {
-		op |= opCreate
-	}
-	if mask&(syscall.IN_MODIFY|syscall.IN_CLOSE_WRITE) != 0 {
-		op |= opWrite
-	}
-	if mask&(syscall.IN_DELETE|syscall.IN_DELETE_SELF) != 0 {
-		op |= opRemove
-	}
-	if mask&(syscall.IN_MOVED_FROM|syscall.IN_MOVE_SELF) != 0 {
-		op |= opRename
-	}
-	return op
 }

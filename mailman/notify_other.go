@@ -96,19 +96,19 @@ func (w *fileWatcher) poll() {
 			cur, err := scan(dir)
 			if err != nil {
 				delete(w.dirs, dir)
-				events = append(events, fileEvent{Name: dir, Op: opRemove})
+				events = append(events, fileEvent{Name: dir})
 				continue
 			}
 			for name, st := range cur {
 				if prev, ok := old[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name), Op: opCreate})
+					events = append(events, fileEvent{Name: filepath.Join(dir, name), Created: true})
 				} else if prev != st {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name), Op: opWrite})
+					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
 				}
 			}
 			for name := range old {
 				if _, ok := cur[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name), Op: opRemove})
+					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
 				}
 			}
 			w.dirs[dir] = cur

@@ -137,7 +137,7 @@ func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
 	name := filepath.Clean(ev.Name)
 	switch {
 	case name == p.dir || name == p.boxes:
-		if ev.Has(opCreate) {
+		if ev.Created {
 			if err := m.watchDirs(w, p); err != nil {
 				m.logf("%v", err)
 			}

@@ -84,26 +84,19 @@ func (f *fakeTerm) Type(ctx context.Context, pane, text string) error {
 	return err
 }
 
-// rings returns how many times pane was rung, and checks that it was never
-// typed anything but the ring.
-func (f *fakeTerm) rings(t *testing.T, pane string) int {
+// allRings returns the number of rings per pane, for panes that were rung,
+// and checks that no pane was typed anything but the ring.
+func (f *fakeTerm) allRings(t *testing.T) map[string]int {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, text := range f.typed[pane] {
-		if text != RingText {
-			t.Errorf("pane %s was typed %q, want only %q", pane, text, RingText)
-		}
-	}
-	return len(f.typed[pane])
-}
-
-// allRings returns the number of rings per pane, for panes that were rung.
-func (f *fakeTerm) allRings() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := map[string]int{}
 	for p, texts := range f.typed {
+		for _, text := range texts {
+			if text != RingText {
+				t.Errorf("pane %s was typed %q, want only %q", p, text, RingText)
+			}
+		}
 		m[p] = len(texts)
 	}
 	return m
@@ -248,10 +241,7 @@ func (fx *fixture) state(name string) mailbox.State {
 // have none.
 func (fx *fixture) wantRings(want map[string]int) {
 	fx.t.Helper()
-	got := fx.term.allRings()
-	for p := range got {
-		fx.term.rings(fx.t, p)
-	}
+	got := fx.term.allRings(fx.t)
 	for p, n := range got {
 		if want[p] != n {
 			fx.t.Errorf("pane %s was rung %d times, want %d (all rings: %v)", p, n, want[p], got)

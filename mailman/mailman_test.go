@@ -75,6 +75,43 @@ func TestWorkAndOfflineNeverRung(t *testing.T) {
 	fx.wantRings(nil)
 }
 
+// TestFutureNotifiedAtIsNotTrusted checks that a notified_at in the future
+// (a clock that jumped back, or another tool's value) does not silence the
+// agent until then.
+func TestFutureNotifiedAtIsNotTrusted(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.status("bob", "ready", "%1")
+	if err := fx.store.UpdateState("bob", func(st *mailbox.State, _ bool) bool {
+		st.NotifiedAt = fx.clock.now().Add(time.Hour)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fx.mail("bob")
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+}
+
+// TestRingTimersStartWithTheRing checks that the minute before a ring may
+// repeat is counted from when the ring started, not from when it ended.
+func TestRingTimersStartWithTheRing(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.status("bob", "ready", "%1")
+	fx.mail("bob")
+	start := fx.clock.now()
+	fx.term.onType = func(string) { fx.clock.advance(5 * time.Second) }
+	next := fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+	if got := fx.state("bob").NotifiedAt; !got.Equal(start) {
+		t.Errorf("notified_at = %v, want the start of the ring, %v", got, start)
+	}
+	if want := start.Add(DefaultRingInterval); !next.Equal(want) {
+		t.Errorf("next pass at %v, want %v", next, want)
+	}
+}
+
 func TestStatusLifecycle(t *testing.T) {
 	fx := newFixture(t)
 	fx.term.window("bob", "%1")

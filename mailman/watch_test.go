@@ -19,11 +19,9 @@ import (
 
 // running is a Mailman running in the background.
 type running struct {
-	m    *Mailman
 	term *fakeTerm
 	log  *logs
 	done chan error
-	stop context.CancelFunc
 }
 
 func startRun(t *testing.T, root string, configure func(*Mailman)) *running {
@@ -38,7 +36,7 @@ func startRun(t *testing.T, root string, configure func(*Mailman)) *running {
 		configure(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{m: m, term: term, log: l, done: make(chan error, 1), stop: cancel}
+	r := &running{term: term, log: l, done: make(chan error, 1)}
 	started := make(chan struct{})
 	go func() { r.done <- m.Run(ctx, func() { close(started) }) }()
 	select {

@@ -17,7 +17,6 @@ import (
 	"agentmail/mailbox"
 	"agentmail/mailman"
 	"agentmail/tmux"
-	"agentmail/tools"
 )
 
 // defaultEnterDelay is the pause between typing the ring and pressing
@@ -120,22 +119,14 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 	report := mailman.ChildReport(e.getenv)
 	err = startMailman(ctx, e, st, pidPath, *daemon && report == nil, *enterDelay, report)
 	var ee *exitError
-	if err == nil || errors.As(err, &ee) {
+	if err == nil || report == nil || errors.As(err, &ee) {
 		return err
 	}
-	code := 1
-	var re *mailman.RunningError
-	if errors.As(err, &re) || tools.NotInTmux(err) {
-		code = 2
-	}
-	if report != nil {
-		// A daemon child's output is the log, where the parent points the
-		// user; the parent prints the error itself.
-		report.Failed(err)
-		(&logger{w: e.stdout}).printf("Mailman not started: %v", err)
-		return &exitError{code: code}
-	}
-	return &exitError{code: code, err: err}
+	// A daemon child's output is the log, where the parent points the user;
+	// the parent prints the error itself.
+	report.Failed(err)
+	(&logger{w: e.stdout}).printf("Mailman not started: %v", err)
+	return &exitError{code: statusOf(err)}
 }
 
 // startMailman runs the mailman in the foreground, or starts it as a

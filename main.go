@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"agentmail/mailman"
 	"agentmail/tools"
 )
 
@@ -121,15 +122,13 @@ func exitCode(e *env, cmd *command, err error) int {
 		printHelp(e.stdout, cmd)
 		return 0
 	}
-	code := 1
+	code := statusOf(err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
 		if ee.err == nil {
 			return code
 		}
-	} else if tools.NotInTmux(err) {
-		code = 2
 	}
 	fmt.Fprintf(e.stderr, "error: %s\n", oneLine(err.Error()))
 	var ue *usageError
@@ -137,6 +136,17 @@ func exitCode(e *env, cmd *command, err error) int {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmd.usage)
 	}
 	return code
+}
+
+// statusOf is the exit status of a command that failed with err: 2 when it
+// must run inside tmux and does not, or when a mailman is already running
+// (the help text lists both), and 1 otherwise.
+func statusOf(err error) int {
+	var re *mailman.RunningError
+	if tools.NotInTmux(err) || errors.As(err, &re) {
+		return 2
+	}
+	return 1
 }
 
 // oneLine keeps an error to the one line the CLI promises.

@@ -122,17 +122,16 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// readMessage reads a message from r, up to one byte past the limit, and
-// trims one trailing newline ("\n" or "\r\n").
+// readMessage reads a message from r and trims one trailing newline ("\n" or
+// "\r\n"). It reads no more than the limit, one newline and a byte: enough
+// for Send to tell a message that is too long.
 func readMessage(r io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, mailbox.MaxMessageSize+3))
 	if err != nil {
 		return "", fmt.Errorf("reading the message from standard input: %w", err)
 	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(b) > mailbox.MaxMessageSize {
-		return "", mailbox.ErrTooLarge
+	if line, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		b = bytes.TrimSuffix(line, []byte("\r"))
 	}
 	return string(b), nil
 }

@@ -170,16 +170,14 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	svc := e.service("warning: ")
+	m, err := e.service("warning: ").Receive(ctx)
 	if *hook {
-		m, err := svc.Receive(ctx)
 		if err != nil || m == nil {
 			return nil
 		}
 		fmt.Fprintf(e.stderr, "You got new mail\n%s\n", tools.ReceivedText(m))
 		return &exitError{code: 2}
 	}
-	m, err := svc.Receive(ctx)
 	if err != nil {
 		return err
 	}

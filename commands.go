@@ -32,7 +32,7 @@ func (e *env) service(warnPrefix string) *tools.Service {
 			fmt.Fprintf(e.stderr, warnPrefix+format+"\n", args...)
 		}
 	}
-	if c, err := tmux.FromEnv(e.getenv); err != nil {
+	if c, err := tmux.FromEnv(os.Getenv); err != nil {
 		svc.TermErr = err
 	} else {
 		svc.Term = c
@@ -45,7 +45,7 @@ func findRoot(e *env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return mailbox.FindRoot(cwd, e.getenv)
+	return mailbox.FindRoot(cwd, os.Getenv)
 }
 
 var sendCmd = &command{
@@ -389,7 +389,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// The server asks tmux at every tool call and watchdog tick for as long
 	// as its agent runs: one control-mode connection answers those queries
 	// in a tenth of the time a tmux process takes (README, "tmux").
-	if e.getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
+	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
 	}

@@ -116,7 +116,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 
-	report := mailman.ChildReport(e.getenv)
+	report := mailman.ChildReport(os.Getenv)
 	err = startMailman(ctx, e, st, pidPath, *daemon && report == nil, *enterDelay, report)
 	var ee *exitError
 	if err == nil || report == nil || errors.As(err, &ee) {
@@ -133,7 +133,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 // daemon when daemon is set. report, when not nil, is told how the start of
 // a daemon child went.
 func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string, daemon bool, enterDelay time.Duration, report *mailman.StartReport) error {
-	client, err := tmux.ServerFromEnv(e.getenv)
+	client, err := tmux.ServerFromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}

@@ -61,16 +61,16 @@ func lookup(name string) *command {
 	return nil
 }
 
-// env is what a command runs with: its I/O and the process environment.
+// env is what a command runs with: its I/O. The environment is the
+// process's own (os.Getenv).
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	getenv         func(string) string
 }
 
-// run is the whole program; main and the test scripts both call it.
+// run is the whole program, apart from the exit.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		printUsage(stderr)
 		return 1

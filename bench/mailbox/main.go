@@ -295,7 +295,7 @@ func maxRSS(ps *os.ProcessState) int64 {
 }
 
 func (p *project) mailboxPath(name string) string {
-	return filepath.Join(p.root, ".agentmail", "mailboxes", name+".jsonl")
+	return mailbox.New(p.root).MailboxPath(name)
 }
 
 // fill replaces bob's mailbox with n messages, the last unread of them

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"slices"
 	"time"
 )
@@ -23,7 +22,7 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	var cold [2][]time.Duration
 	for range starts {
 		for i, bin := range bins {
-			d, err := e.coldStartCmd(func() *exec.Cmd { return e.commandFor(bin, "alice") }, handshake)
+			d, err := coldStart(e.commandFor(bin, "alice"), handshake)
 			if err != nil {
 				return fmt.Errorf("%s: %w", bin, err)
 			}
@@ -41,6 +40,7 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	defer srv[1].stop()
 	// What each uses per second with nothing to do, measured over the
 	// same two seconds, is taken off its CPU per request below.
+	const idleFor = 2 * time.Second
 	var idle [2]time.Duration
 	var c0 [2]time.Duration
 	for i, s := range srv {
@@ -50,13 +50,13 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 		}
 		c0[i] = c
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(idleFor)
 	for i, s := range srv {
 		c, err := s.cpu()
 		if err != nil {
 			return err
 		}
-		idle[i] = (c - c0[i]) / 2
+		idle[i] = time.Duration(float64(c-c0[i]) / idleFor.Seconds())
 	}
 	for _, r := range []struct{ name, line string }{
 		{"ping", `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"},
@@ -225,5 +225,5 @@ func (e *env) startPair(bins [2]string) ([2]*server, error) {
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return quantile(s, 0.5)
 }

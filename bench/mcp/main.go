@@ -111,7 +111,7 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	}
 	var ds []time.Duration
 	for range starts {
-		d, err := env.coldStartCmd(echoCmd, []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"})
+		d, err := coldStart(echoCmd(), []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"})
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	} {
 		var ds []time.Duration
 		for range starts {
-			d, err := env.coldStart(era.lines)
+			d, err := coldStart(env.commandFor(env.bin, "alice"), era.lines)
 			if err != nil {
 				return err
 			}
@@ -372,11 +372,7 @@ type server struct {
 	stderr bytes.Buffer
 }
 
-func (e *env) command(agent string) *exec.Cmd {
-	return e.commandFor(e.bin, agent)
-}
-
-// commandFor is command for another binary.
+// commandFor is "bin mcp" as the agent in the private tmux.
 func (e *env) commandFor(bin, agent string) *exec.Cmd {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = e.root
@@ -423,15 +419,9 @@ func startCmd(cmd *exec.Cmd) (*server, error) {
 	return s, nil
 }
 
-// coldStart starts a server, sends lines and returns the time from spawn
-// until the answer to the last one has been read.
-func (e *env) coldStart(lines []string) (time.Duration, error) {
-	return e.coldStartCmd(func() *exec.Cmd { return e.command("alice") }, lines)
-}
-
-// coldStartCmd is coldStart for any command.
-func (e *env) coldStartCmd(command func() *exec.Cmd, lines []string) (time.Duration, error) {
-	cmd := command()
+// coldStart starts cmd, sends lines and returns the time from spawn until
+// the answer to the last one has been read.
+func coldStart(cmd *exec.Cmd, lines []string) (time.Duration, error) {
 	t0 := time.Now()
 	s, err := startCmd(cmd)
 	if err != nil {
@@ -601,9 +591,13 @@ func (s *server) procStatus(field string) (int64, error) {
 func summary(ds []time.Duration) string {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	q := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
 	return fmt.Sprintf("median %v  p90 %v  p99 %v  min %v  max %v",
-		round(q(0.5)), round(q(0.9)), round(q(0.99)), round(s[0]), round(s[len(s)-1]))
+		round(quantile(s, 0.5)), round(quantile(s, 0.9)), round(quantile(s, 0.99)), round(s[0]), round(s[len(s)-1]))
+}
+
+// quantile returns the p-quantile of s, which is sorted.
+func quantile(s []time.Duration, p float64) time.Duration {
+	return s[min(len(s)-1, int(p*float64(len(s))))]
 }
 
 func round(d time.Duration) time.Duration {

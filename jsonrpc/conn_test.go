@@ -592,6 +592,36 @@ func TestServeCancelInsideBatch(t *testing.T) {
 	checkLines(t, out.lines(t), []string{`[{"jsonrpc":"2.0","id":2,"result":{}}]`})
 }
 
+// TestServeCancelQueuedInBatch checks that a batch element cancelled while
+// an earlier element runs never runs and gets no answer.
+func TestServeCancelQueuedInBatch(t *testing.T) {
+	var conn *jsonrpc.Conn
+	h, started, release := blocking()
+	preempt, seen := marker(cancelOn(&conn))
+	var ran atomic.Int32
+	counting := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "ping" {
+			ran.Add(1)
+		}
+		return h(ctx, req)
+	}
+	p := startPipe(t, context.Background(), counting, jsonrpc.Options{
+		Preempt: preempt,
+		Batch:   func() bool { return true },
+	})
+	conn = p.conn
+
+	p.send(`[{"jsonrpc":"2.0","id":1,"method":"slow"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	wait(t, started, "the slow request")
+	p.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":2}}`, markerLine)
+	wait(t, seen, "the marker")
+	close(release)
+	checkLines(t, p.finish(), []string{`[{"jsonrpc":"2.0","id":1,"result":{"slow":"done"}}]`})
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the cancelled ping ran %d times, want 0", n)
+	}
+}
+
 func TestServeAnswersAfterEOF(t *testing.T) {
 	// Requests read before the input ended are still answered, in order,
 	// before Serve returns.

@@ -88,6 +88,8 @@ func testHandler(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, fmt.Errorf("checking params: %w", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", "x must be set"))
 	case "zerocode":
 		return nil, &jsonrpc.Error{Message: "no code"}
+	case "nilerror":
+		return nil, (*jsonrpc.Error)(nil)
 	case "data":
 		return nil, &jsonrpc.Error{Code: -32001, Message: "with data", Data: map[string]int{"n": 1}}
 	case "baddata":
@@ -228,6 +230,8 @@ func TestServeAnswers(t *testing.T) {
 			[]string{`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: x must be set"}}`}},
 		{"zero code becomes internal", []string{`{"jsonrpc":"2.0","id":3,"method":"zerocode"}`},
 			[]string{`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"no code"}}`}},
+		{"typed nil *Error is internal", []string{`{"jsonrpc":"2.0","id":3,"method":"nilerror"}`},
+			[]string{`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}`}},
 		{"error data", []string{`{"jsonrpc":"2.0","id":4,"method":"data"}`},
 			[]string{`{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"with data","data":{"n":1}}}`}},
 		{"unencodable error data dropped", []string{`{"jsonrpc":"2.0","id":4,"method":"baddata"}`},

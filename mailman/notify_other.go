@@ -2,124 +2,15 @@
 
 package mailman
 
-import (
-	"os"
-	"path/filepath"
-	"sync"
-	"time"
-)
+import "time"
 
-// pollInterval is how often fileWatcher looks at its directories where
+// pollInterval is how often the watcher looks at its directories where
 // inotify is not available; it keeps the mailman's reaction within a second.
 const pollInterval = 250 * time.Millisecond
 
-// fileWatcher reports changes in a few directories by looking at them
-// every pollInterval: the portable stand-in for the inotify watcher.
-type fileWatcher struct {
-	Events chan fileEvent
-	Errors chan error
-
-	mu   sync.Mutex
-	dirs map[string]map[string]stamp // directory → entry → stamp
-	stop chan struct{}
-	done chan struct{}
-}
-
-type stamp struct {
-	size int64
-	mod  time.Time
-}
+// fileWatcher is the polling watcher where inotify is not available.
+type fileWatcher = pollWatcher
 
 func newFileWatcher() (*fileWatcher, error) {
-	w := &fileWatcher{
-		Events: make(chan fileEvent, 64),
-		Errors: make(chan error, 1),
-		dirs:   map[string]map[string]stamp{},
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-	}
-	go w.poll()
-	return w, nil
-}
-
-// Add watches the entries of dir. Adding a directory again is harmless.
-func (w *fileWatcher) Add(dir string) error {
-	dir = filepath.Clean(dir)
-	entries, err := scan(dir)
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	if _, ok := w.dirs[dir]; !ok {
-		w.dirs[dir] = entries
-	}
-	w.mu.Unlock()
-	return nil
-}
-
-// Close stops the watcher and closes Events and Errors.
-func (w *fileWatcher) Close() error {
-	close(w.stop)
-	<-w.done
-	return nil
-}
-
-func scan(dir string) (map[string]stamp, error) {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]stamp, len(des))
-	for _, de := range des {
-		if fi, err := de.Info(); err == nil {
-			m[de.Name()] = stamp{fi.Size(), fi.ModTime()}
-		}
-	}
-	return m, nil
-}
-
-func (w *fileWatcher) poll() {
-	defer close(w.done)
-	defer close(w.Events)
-	defer close(w.Errors)
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-		}
-		w.mu.Lock()
-		var events []fileEvent
-		for dir, old := range w.dirs {
-			cur, err := scan(dir)
-			if err != nil {
-				delete(w.dirs, dir)
-				events = append(events, fileEvent{Name: dir})
-				continue
-			}
-			for name, st := range cur {
-				if prev, ok := old[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name), Created: true})
-				} else if prev != st {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
-				}
-			}
-			for name := range old {
-				if _, ok := cur[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
-				}
-			}
-			w.dirs[dir] = cur
-		}
-		w.mu.Unlock()
-		for _, ev := range events {
-			select {
-			case w.Events <- ev:
-			case <-w.stop:
-				return
-			}
-		}
-	}
+	return newPollWatcher(pollInterval), nil
 }

@@ -352,6 +352,11 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 	cl := new(call)
 	id, isResponse, err := decodeObject(&cl.req, b, inBatch)
 	switch {
+	case err != nil && id == nil && cl.req.Method != "":
+		// A notification with invalid params: never answered (JSON-RPC
+		// 2.0 §4.1, and MCP), and not acted on either.
+		c.logf("jsonrpc: dropped notification %s: %s", cl.req.Method, err.Message)
+		return nil
 	case err != nil:
 		c.logf("jsonrpc: %s", err.Message)
 		cl.err, cl.errID = err, id

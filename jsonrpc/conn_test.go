@@ -195,6 +195,12 @@ func TestServeAnswers(t *testing.T) {
 			`{"jsonrpc":"2.0","method":"string"}`,
 			ping,
 		}, []string{pong}},
+		{"notifications with bad params unanswered", []string{
+			`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}`,
+			`{"jsonrpc":"2.0","method":"panic","params":true}`,
+			ping,
+		}, []string{pong}},
 
 		// Ids go back byte for byte.
 		{"ids echoed exactly", []string{
@@ -317,6 +323,9 @@ func TestServeBatch(t *testing.T) {
 			[]string{`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`},
 			[]string{`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate id of a request in progress"}}]`},
 			[]string{"ping"}},
+		{"notification with bad params inside dropped", yes,
+			[]string{`[{"jsonrpc":"2.0","method":"note","params":3},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+			[]string{`[{"jsonrpc":"2.0","id":2,"result":{}}]`}, []string{"ping"}},
 		{"peer responses inside ignored", yes,
 			[]string{`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
 			[]string{`[{"jsonrpc":"2.0","id":2,"result":{}}]`}, []string{"ping"}},

@@ -16,7 +16,9 @@ import (
 //   - an invalid message: err is a *Error with CodeParseError when the frame
 //     is not JSON (or not UTF-8) and CodeInvalidRequest when it is JSON but
 //     not a valid request object. An array is invalid here too: batches
-//     are split by Conn, which decodes each element the same way.
+//     are split by Conn, which decodes each element the same way. Conn
+//     answers none of these for a notification whose only fault is its
+//     "params" (see decodeObject).
 //
 // id is the id to echo in an answer: the exact bytes received when the id was
 // present and valid (a string or a number), nil otherwise, which is sent as
@@ -74,7 +76,9 @@ var memberNames = [numMembers]string{"jsonrpc", "id", "method", "params", "resul
 
 // decodeObject decodes the message in b, which checkJSON has accepted, into
 // req. It returns the id to echo and whether b is a response from the peer,
-// as Decode describes.
+// as Decode describes. When the only fault is "params", req.Method is set
+// along with err, so that the caller can tell a notification (id nil) with
+// bad params, which must not be answered, from a request.
 func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isResponse bool, err *Error) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -132,6 +136,9 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 	}
 	params := vals[memberParams]
 	if has(memberParams) && params[0] != '{' && params[0] != '[' {
+		// req.Method tells the caller which message this was: a
+		// notification (no id) is never answered, not even with this.
+		req.Method = method
 		return bytes.Clone(rawID), false, invalidRequest(`"params" must be an object or an array`)
 	}
 

@@ -13,7 +13,9 @@
 //   - Decoding. A line that is not JSON (or not UTF-8) is answered -32700. Valid
 //     JSON that is not a request is answered -32600, echoing the id when it
 //     could be read and is valid, and null otherwise. Objects with "result" or
-//     "error" and no "method" are responses from the peer and are ignored.
+//     "error" and no "method" are responses from the peer and are ignored. A
+//     notification whose "params" is neither an object nor an array is
+//     logged and dropped, since a notification is never answered.
 //   - Ids are kept as the exact bytes received and echoed verbatim, so "1" and
 //     1 stay distinct and large integers stay exact.
 //   - Ordering. Requests are handled one at a time, in arrival order, so

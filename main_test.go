@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -47,6 +48,7 @@ func TestScript(t *testing.T) {
 			"mcpclose": cmdMCPClose,
 			"mcpwait":  cmdMCPWait,
 			"mcpkill":  cmdMCPKill,
+			"holdlock": cmdHoldLock,
 		},
 	})
 }
@@ -282,6 +284,20 @@ func cmdMCPKill(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mcpkill name TERM|INT|HUP|KILL")
 	}
 	ts.Check(getMCP(ts, args[0]).cmd.Process.Signal(sigs[args[1]]))
+}
+
+// cmdHoldLock takes the lock the store takes on a file, as another process
+// working on that file would, and holds it until the script ends:
+// holdlock file. The file and its directory are created if missing.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdlock file")
+	}
+	path := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o700))
+	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	ts.Check(err)
+	ts.Defer(func() { f.Close() })
 }
 
 // cmdMCPWait waits for a server to exit with the given status within the

@@ -147,7 +147,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // already read finish and be answered for up to Options.Grace. Then it
 // cancels the contexts of handlers still running, discards their answers and
 // returns nil after EOF, ctx.Err() after cancellation, or the read error. It
-// never writes anything after it returns.
+// never writes anything after it returns. A ctx cancelled with a cause of
+// its own (context.WithCancelCause with a non-nil cause) gets no grace
+// period: the peer is taken to be gone, and nothing is waited for.
 //
 // A request is in progress from the moment it is read until its answer is
 // committed or it is cancelled; a request arriving meanwhile with the same
@@ -199,7 +201,10 @@ func (c *Conn) Serve(ctx context.Context) error {
 	if grace == 0 {
 		grace = time.Second
 	}
-	if started && grace > 0 {
+	// A cause other than plain cancellation means there is no one left to
+	// answer.
+	abandon := ctx.Err() != nil && context.Cause(ctx) != ctx.Err()
+	if started && grace > 0 && !abandon {
 		t := time.NewTimer(grace)
 		select {
 		case <-workDone:

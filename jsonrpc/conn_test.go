@@ -736,6 +736,44 @@ func TestServeContextCancelled(t *testing.T) {
 	}
 }
 
+// TestServeCancelledWithCause checks that a context cancelled with a cause
+// of its own ends Serve at once, without the grace period (a second here)
+// or its log line: the running handler's context is cancelled, nothing more
+// is written, and the queued request never runs.
+func TestServeCancelledWithCause(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h, started, _ := blocking()
+	var ran atomic.Bool
+	wrapped := func(hctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "queued" {
+			ran.Store(true)
+		}
+		return h(hctx, req)
+	}
+	var l logs
+	p := startPipe(t, ctx, wrapped, jsonrpc.Options{Logf: l.Logf})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"slow"}`, `{"jsonrpc":"2.0","id":2,"method":"queued"}`)
+	wait(t, started, "the slow request")
+	t0 := time.Now()
+	cancel(errors.New("peer gone"))
+	if err := wait(t, p.done, "Serve"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Serve = %v, want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 500*time.Millisecond {
+		t.Errorf("Serve took %v to return after its context was cancelled with a cause", d)
+	}
+	time.Sleep(20 * time.Millisecond) // let the worker try to answer
+	if got := p.out.lines(t); len(got) != 0 {
+		t.Errorf("wrote %q", got)
+	}
+	if ran.Load() {
+		t.Error("the queued request ran")
+	}
+	if l.contains("gave up") {
+		t.Errorf("logs = %q, want no grace period", l.lines)
+	}
+}
+
 func TestServeNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 10 {

@@ -177,6 +177,14 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: protocolVersion must be a string")
 	}
+	// capabilities and clientInfo are not used, and a client that leaves
+	// them out is served (as the official Go SDK does), but a value of the
+	// wrong type is a malformed request.
+	for _, name := range []string{"capabilities", "clientInfo"} {
+		if v, _ := p.member(name); v != nil && v[0] != '{' {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s must be an object", name)
+		}
+	}
 	// The handshake never selects the modern era: a client asking for it,
 	// or for anything unknown, gets the newest legacy revision and decides
 	// whether it can speak it.

@@ -24,7 +24,13 @@ const (
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 )
+
+// logLevels are the levels a request's _meta may ask log messages at (the
+// syslog severities). The server never sends log messages, so a valid level
+// changes nothing; an invalid one is refused all the same.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // CodeUnsupportedProtocolVersion is the error for a request whose _meta
 // names a protocol revision this server does not speak.
@@ -98,6 +104,11 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 	}
 	if len(caps) == 0 || caps[0] != '{' {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be an object", MetaClientCapabilities)
+	}
+	if raw, ok := p.metaValue(MetaLogLevel); ok {
+		if level, ok := jsonrpc.StringValue(raw); !ok || !slices.Contains(logLevels, level) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be one of %s", MetaLogLevel, strings.Join(logLevels, ", "))
+		}
 	}
 	switch req.Method {
 	case "server/discover":

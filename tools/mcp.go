@@ -126,6 +126,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		return nil, err
 	}
 	if modern {
+		if req.Batch {
+			// Only 2025-03-26 has batches: a modern request inside one
+			// runs nothing, as initialize inside one does not.
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: protocol %s has no batches", ModernVersion)
+		}
 		return s.handleModern(ctx, req, p)
 	}
 	m, ok := legacyMethods[req.Method]

@@ -247,6 +247,9 @@ var cleanupCmd = &command{
 	run: runCleanup,
 }
 
+// maxCleanupHours is the largest threshold cleanup accepts.
+const maxCleanupHours = 1_000_000
+
 func runCleanup(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cleanup")
 	stale := fs.Int("stale-hours", 48, "")
@@ -255,11 +258,16 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	if *stale <= 0 {
-		return usagef("--stale-hours must be a positive number of hours, not %d", *stale)
-	}
-	if *delivered <= 0 {
-		return usagef("--delivered-hours must be a positive number of hours, not %d", *delivered)
+	for _, h := range []struct {
+		flag string
+		n    int
+	}{{"--stale-hours", *stale}, {"--delivered-hours", *delivered}} {
+		// The cap keeps the hours within what a duration can hold: past
+		// it they would wrap around to a small threshold and remove
+		// nearly everything.
+		if h.n <= 0 || h.n > maxCleanupHours {
+			return usagef("%s must be a number of hours from 1 to %d (about 114 years), not %d", h.flag, maxCleanupHours, h.n)
+		}
 	}
 	svc := e.service("warning: ")
 	if svc.StoreErr != nil {
@@ -270,13 +278,13 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 		DeliveredAfter: time.Duration(*delivered) * time.Hour,
 		DryRun:         *dry,
 	}
+	// Which windows exist is only needed to find the entries of windows
+	// that are gone; without it those are kept, and the rest goes on.
 	if svc.Term == nil {
 		fmt.Fprintln(e.stderr, "warning: not inside tmux: state entries of windows that are gone are not checked")
+	} else if sess, err := svc.Term.Session(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v: state entries of windows that are gone are not checked\n", err)
 	} else {
-		sess, err := svc.Term.Session(ctx)
-		if err != nil {
-			return err
-		}
 		opt.Windows = []string{}
 		for _, w := range sess.Windows {
 			opt.Windows = append(opt.Windows, w.Name)

@@ -170,20 +170,45 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	m, err := e.service("warning: ").Receive(ctx)
+	svc := e.service("warning: ")
+	// The message is written out before it is marked read: one that cannot
+	// be written (a full disk, a closed pipe) stays unread.
 	if *hook {
+		// A hook says nothing but the mail, and waits at most hookWait for
+		// a mailbox that another process holds: the mail stays for the
+		// next time.
+		if svc.Store != nil {
+			svc.Store.Warnf = func(string, ...any) {}
+		}
+		ctx, cancel := context.WithTimeout(ctx, hookWait)
+		defer cancel()
+		m, err := svc.Receive(ctx, func(m *mailbox.Message) error {
+			_, err := fmt.Fprintf(e.stderr, "You got new mail\n%s\n", tools.ReceivedText(m))
+			return err
+		})
 		if err != nil || m == nil {
 			return nil
 		}
-		fmt.Fprintf(e.stderr, "You got new mail\n%s\n", tools.ReceivedText(m))
 		return &exitError{code: 2}
 	}
+	m, err := svc.Receive(ctx, func(m *mailbox.Message) error {
+		_, err := fmt.Fprintln(e.stdout, tools.ReceivedText(m))
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, tools.ReceivedText(m))
-	return nil
+	if m == nil {
+		_, err = fmt.Fprintln(e.stdout, tools.ReceivedText(nil))
+	}
+	return err
 }
+
+// hookWait bounds how long receive --hook waits for tmux and for a mailbox
+// lock held by another process. A lock is held for milliseconds; a holder
+// that takes longer has stopped, and an assistant's hook must not hang on
+// it.
+const hookWait = time.Second
 
 var recipientsCmd = &command{
 	summary: "List the agents you can message",

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,6 +116,36 @@ func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.F
 	}
 }
 
+// openLockedContext is openLocked, giving up with ctx's error when ctx is
+// done before the lock is held. A lock acquired after that is released at
+// once, unused: the caller never sees the file, so it changes nothing.
+func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
+	if ctx.Done() == nil {
+		return openLocked(path, flag, perm)
+	}
+	type opened struct {
+		f   *lockedfile.File
+		fi  fs.FileInfo
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, fi, err := openLocked(path, flag, perm)
+		ch <- opened{f, fi, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.fi, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, nil, ctx.Err()
+	}
+}
+
 // Append stores a new message from one mailbox name to another and returns
 // it. The message gets a UUIDv7 id and the current time. Both names must be
 // valid (see ValidName) and the body at most MaxMessageSize bytes, or
@@ -212,11 +243,22 @@ func endTornLine(f *os.File, size int64, line []byte) ([]byte, error) {
 // documentation for the cursor that keeps the cost independent of the
 // number of messages already read.
 func (s *Store) Receive(name string) (*Message, error) {
+	return s.ReceiveContext(context.Background(), name, nil)
+}
+
+// ReceiveContext is Receive with two additions. Waiting for the mailbox's
+// lock ends with ctx's error if ctx is done first, and nothing is changed.
+// And deliver, when not nil, is called with the message, still under the
+// lock, before it is marked read: if deliver fails, the message stays
+// unread and the error is returned, so a message that could not be handed
+// on is not lost. (If marking it read fails after deliver succeeded, it is
+// delivered again later.)
+func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*Message) error) (*Message, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
 	path := s.MailboxPath(name)
-	f, fi, err := openLocked(path, os.O_RDWR, 0)
+	f, fi, err := openLockedContext(ctx, path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -237,14 +279,19 @@ func (s *Store) Receive(name string) (*Message, error) {
 		case lineMalformed:
 			s.warnf("skipping malformed line at byte %d of %s: %v", at, path, perr)
 		case lineUnread:
-			if _, err := f.WriteAt(flipTrue, at+int64(flagOff)); err != nil {
-				return true, err
-			}
-			copy(line[flagOff:], flipTrue)
 			// A copy escapes, not m, which would then be allocated for
 			// every line scanned.
 			read := m
 			read.ReadFlag = true
+			if deliver != nil {
+				if err := deliver(&read); err != nil {
+					return true, err
+				}
+			}
+			if _, err := f.WriteAt(flipTrue, at+int64(flagOff)); err != nil {
+				return true, err
+			}
+			copy(line[flagOff:], flipTrue)
 			found = &read
 		}
 		last, lastAt = append(last[:0], line...), at

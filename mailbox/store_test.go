@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 func TestAppendReceiveRoundTrip(t *testing.T) {
@@ -252,5 +254,89 @@ func TestIgnored(t *testing.T) {
 	want := map[string]bool{"alice": true, "# bob": true, "carol": true, "my win": true}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Ignored() = %v, %v; want %v", got, err, want)
+	}
+}
+
+// TestReceiveDeliverFails checks that a message that could not be handed on
+// stays unread: deliver sees it before it is marked read, and its error
+// leaves the mailbox as it was.
+func TestReceiveDeliverFails(t *testing.T) {
+	s, w := newStore(t)
+	first, err := s.Append("alice", "bob", "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(s.MailboxPath("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	var seen *Message
+	m, err := s.ReceiveContext(context.Background(), "bob", func(m *Message) error {
+		seen = m
+		return full
+	})
+	if m != nil || !errors.Is(err, full) {
+		t.Fatalf("ReceiveContext = %+v, %v; want nil and the deliver error", m, err)
+	}
+	if seen == nil || seen.ID != first.ID || seen.Message != "first" {
+		t.Fatalf("deliver saw %+v, want the first message", seen)
+	}
+	after, err := os.ReadFile(s.MailboxPath("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatalf("mailbox changed by a failed delivery:\nbefore %q\nafter  %q", before, after)
+	}
+	// Delivered the next time, once.
+	var delivered []string
+	m, err = s.ReceiveContext(context.Background(), "bob", func(m *Message) error {
+		delivered = append(delivered, m.ID)
+		return nil
+	})
+	if err != nil || m == nil || m.ID != first.ID || len(delivered) != 1 {
+		t.Fatalf("second ReceiveContext = %+v, %v (delivered %q); want the first message, delivered once", m, err, delivered)
+	}
+	wantNoMessage(t, s, "bob")
+	wantNoWarnings(t, w)
+}
+
+// TestReceiveContextLockWait checks that a receive waiting for a lock that
+// another holder keeps gives up when its context ends, changes nothing,
+// and lets go of the lock when it gets it later.
+func TestReceiveContextLockWait(t *testing.T) {
+	s, _ := newStore(t)
+	if _, err := s.Append("alice", "bob", "waiting"); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := lockedfile.OpenFile(s.MailboxPath("bob"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	m, err := s.ReceiveContext(ctx, "bob", nil)
+	if m != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReceiveContext with the lock held = %+v, %v; want nil, DeadlineExceeded", m, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The abandoned attempt gets the lock now and must release it at once
+	// without touching anything: a plain Receive finds the message unread.
+	done := make(chan *Message, 1)
+	go func() { done <- mustReceive(t, s, "bob") }()
+	select {
+	case m := <-done:
+		if m.Message != "waiting" {
+			t.Fatalf("Receive = %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned attempt kept the lock")
 	}
 }

@@ -76,7 +76,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"status":{"type":"string","const":"No unread messages"}},"additionalProperties":false}`),
 			Annotations: annotations{Title: "Receive a message"},
 			call: func(s *Service, ctx context.Context, _ map[string]string) (string, any, error) {
-				m, err := s.Receive(ctx)
+				m, err := s.Receive(ctx, nil)
 				if err != nil {
 					return "", nil, err
 				}

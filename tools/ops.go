@@ -130,8 +130,10 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 }
 
 // Receive returns the caller's oldest unread message and marks it read, or
-// nil when there is none.
-func (s *Service) Receive(ctx context.Context) (*mailbox.Message, error) {
+// nil when there is none. deliver, when not nil, hands the message on
+// before it is marked read, and ctx bounds the wait for the mailbox's lock
+// (see mailbox.Store.ReceiveContext).
+func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
 	st, err := s.store()
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func (s *Service) Receive(ctx context.Context) (*mailbox.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.Receive(sess.Self.Name)
+	return st.ReceiveContext(ctx, sess.Self.Name, deliver)
 }
 
 // SetStatus records the caller's status (ready, work or offline) and its

@@ -61,7 +61,7 @@ func TestUnusableOwnName(t *testing.T) {
 		ctx := context.Background()
 		errs := map[string]error{}
 		_, errs["Send"] = svc.Send(ctx, "bob", "hello")
-		_, errs["Receive"] = svc.Receive(ctx)
+		_, errs["Receive"] = svc.Receive(ctx, nil)
 		errs["SetStatus"] = svc.SetStatus(ctx, "ready")
 		_, errs["Recipients"] = svc.Recipients(ctx)
 		for op, err := range errs {

@@ -93,6 +93,9 @@ type Terminal interface {
 	// server (or the session the mailman serves) is gone for good.
 	Panes(ctx context.Context) ([]tmux.Pane, error)
 	// Type types text literally into pane, a pane id, then presses Enter.
+	// When ctx ends, as it does when the mailman stops, Type returns soon,
+	// but never with the text typed and the Enter not pressed: a ring left
+	// half done would be sent along with whatever is typed next.
 	Type(ctx context.Context, pane, text string) error
 }
 
@@ -114,7 +117,8 @@ type Mailman struct {
 	Debounce time.Duration
 	// MaxDelay bounds how long a stream of events can postpone a pass.
 	MaxDelay time.Duration
-	// RingTimeout bounds one ring, Enter delay included.
+	// RingTimeout is the deadline of one ring's context. It cuts a long
+	// Enter delay short, but the ring still ends with its Enter.
 	RingTimeout time.Duration
 	// Guard, when set, is called before every pass; an error stops Run. The
 	// command line uses it to check that it still holds the mailman lock.

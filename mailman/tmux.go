@@ -19,7 +19,7 @@ func (t *Tmux) Panes(ctx context.Context) ([]tmux.Pane, error) {
 }
 
 // Type types text into pane, then presses Enter after the client's
-// EnterDelay.
+// EnterDelay, even when ctx ends in between (see tmux.Client.Type).
 func (t *Tmux) Type(ctx context.Context, pane, text string) error {
 	return t.Client.Type(ctx, pane, text)
 }

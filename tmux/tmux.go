@@ -109,23 +109,62 @@ func (c *Client) Alive(ctx context.Context) error {
 // final ';' is escaped as "\;", which tmux turns back into ';'. Characters in
 // text reach the program in the pane as typed; a newline in text is a line
 // break to that program, and may submit the line early.
+//
+// Type never leaves its text typed without the Enter because ctx ended: text
+// left in a prompt would be sent along with whatever is typed there next. When
+// ctx has ended before Type starts, it types nothing and returns ctx's error.
+// Once it has started, ctx no longer stops it: each of its two commands runs
+// to its end, bounded by a timeout of its own (keyTimeout), and a ctx that
+// ends during the pause shortens what is left of it to at most lateEnterDelay,
+// so that whoever cancelled ctx waits no longer than that for Type to return.
 func (c *Client) Type(ctx context.Context, pane, text string) error {
 	if !isPaneID(pane) {
 		return fmt.Errorf("tmux: cannot type into %q: not a pane id like %%3", pane)
 	}
-	if _, err := c.run(ctx, "send-keys", "-t", pane, "-l", "--", literalArg(text)); err != nil {
+	typing := []string{"send-keys", "-t", pane, "-l", "--", literalArg(text)}
+	if err := ctx.Err(); err != nil {
+		return &RunError{Args: typing, Err: err}
+	}
+	if err := c.key(ctx, typing...); err != nil {
 		return err
 	}
 	if c.EnterDelay > 0 {
 		timer := time.NewTimer(c.EnterDelay)
 		defer timer.Stop()
 		select {
-		case <-ctx.Done():
-			return fmt.Errorf("tmux: typed into pane %s but did not press Enter: %w", pane, ctx.Err())
 		case <-timer.C:
+		case <-ctx.Done():
+			late := time.NewTimer(lateEnterDelay)
+			defer late.Stop()
+			select {
+			case <-timer.C:
+			case <-late.C:
+			}
 		}
 	}
-	_, err := c.run(ctx, "send-keys", "-t", pane, "Enter")
+	if err := c.key(ctx, "send-keys", "-t", pane, "Enter"); err != nil {
+		return fmt.Errorf("tmux: typed into pane %s but did not press Enter: %w", pane, err)
+	}
+	return nil
+}
+
+// keyTimeout bounds each send-keys command of Type. Type does not let its
+// context stop them (see there), so this is what keeps a tmux server that
+// stopped answering from holding Type forever.
+const keyTimeout = 2 * time.Second
+
+// lateEnterDelay is the most that Type still waits of its EnterDelay after its
+// context has ended. It lets a ring finish with the pause that makes its Enter
+// a key press of its own (the default pause is shorter), while a caller that
+// cancels gets Type back within about a second however long EnterDelay is.
+const lateEnterDelay = time.Second
+
+// key runs one send-keys command of Type to its end even when ctx ends, for
+// at most keyTimeout.
+func (c *Client) key(ctx context.Context, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyTimeout)
+	defer cancel()
+	_, err := c.run(ctx, args...)
 	return err
 }
 

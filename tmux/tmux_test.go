@@ -411,25 +411,59 @@ func TestTypeEnterDelay(t *testing.T) {
 	s.waitCount(alice, "after a pause", 2)
 }
 
-func TestTypeStopsWhenContextEnds(t *testing.T) {
+// A ring cut off between its text and its Enter would leave the text in the
+// agent's prompt, to be sent with whatever is typed there next. When ctx ends
+// after the text is typed, Type still presses Enter: after the rest of a short
+// pause, or at most lateEnterDelay after ctx ended when the pause is long.
+func TestTypeFinishesWhenContextEnds(t *testing.T) {
+	for _, tc := range []struct {
+		delay    time.Duration
+		min, max time.Duration // how long Type may take after ctx ends
+	}{
+		{delay: 700 * time.Millisecond, min: 300 * time.Millisecond, max: 700*time.Millisecond + keyTimeout},
+		{delay: time.Hour, min: lateEnterDelay, max: lateEnterDelay + keyTimeout},
+	} {
+		t.Run(tc.delay.String(), func(t *testing.T) {
+			s, alice := startServer(t)
+			c := &Client{EnterDelay: tc.delay}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			const text = "still entered"
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() { done <- c.Type(ctx, alice, text) }()
+			// The terminal echoes the text as it is typed; cat writes it
+			// back only once Enter arrives.
+			s.waitCount(alice, text, 1)
+			if time.Since(start) > tc.delay/2 {
+				t.Skip("typing took too long for the cancel to fall in the pause")
+			}
+			cancel()
+			canceled := time.Now()
+			if err := <-done; err != nil {
+				t.Fatalf("Type = %v, want nil: the Enter was still to be pressed", err)
+			}
+			if d := time.Since(canceled); d < tc.min || d > tc.max {
+				t.Errorf("Type returned %v after its context ended, want between %v and %v", d, tc.min, tc.max)
+			}
+			s.waitCount(alice, text, 2)
+		})
+	}
+}
+
+// A ring stopped before it starts types nothing.
+func TestTypeTypesNothingAfterContextEnds(t *testing.T) {
 	s, alice := startServer(t)
-	c := &Client{EnterDelay: time.Hour}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err := c.Type(ctx, alice, "never sent")
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := (&Client{}).Type(ctx, alice, "never typed")
+	var re *RunError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &re) || re.Args[0] != "send-keys" {
+		t.Errorf("Type = %v, want the send-keys command's RunError for context.Canceled", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Type took %v after its context ended", d)
-	}
-	// The text was typed, and so echoed once, but Enter was never pressed,
-	// so cat never wrote the line back.
-	s.waitCount(alice, "never sent", 1)
 	time.Sleep(100 * time.Millisecond)
-	if n := s.count(alice, "never sent"); n != 1 {
-		t.Errorf("text shown %d times, want 1 (no Enter)", n)
+	if n := s.count(alice, "never typed"); n != 0 {
+		t.Errorf("text shown %d times, want 0", n)
 	}
 }
 

@@ -189,16 +189,17 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 }
 
 // recipients lists the agents of sess in tmux order: the caller's own
-// window, marked, and every other name once, minus ignored names. Windows of
-// one name share a mailbox, so another window with the caller's own name is
-// the caller too, and is not listed; send refuses exactly the names this
+// window, marked, and every other name once, minus ignored names and names
+// that cannot name a mailbox (mailbox.ValidName: "", "a/b", a tab, …). Windows
+// of one name share a mailbox, so another window with the caller's own name
+// is the caller too, and is not listed; send refuses exactly the names this
 // does not list as others.
 func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
 	seen := map[string]bool{}
 	for _, w := range sess.Windows {
 		self := w.ID == sess.Self.ID
-		if !self && (w.Name == sess.Self.Name || ignored[w.Name] || seen[w.Name]) {
+		if !self && (w.Name == sess.Self.Name || ignored[w.Name] || seen[w.Name] || mailbox.ValidName(w.Name) != nil) {
 			continue
 		}
 		seen[w.Name] = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,37 @@ func TestOwnNameTwice(t *testing.T) {
 	}
 	if _, err := svc.Send(ctx, "bob", "hello"); err != nil {
 		t.Errorf("Send to bob: %v", err)
+	}
+}
+
+// TestUnusableOtherNames puts windows whose names cannot name a mailbox
+// beside the caller: they are not listed as recipients, since send refuses
+// them, and a name close to one of them gets no "did you mean" to it.
+func TestUnusableOtherNames(t *testing.T) {
+	names := []string{"", "a/b", "..", "tab\there", strings.Repeat("n", 256), "bob"}
+	windows := []tmux.Window{{ID: "@0", Name: "alice", Pane: "%0"}}
+	for i, name := range names {
+		id := strconv.Itoa(i + 1)
+		windows = append(windows, tmux.Window{ID: "@" + id, Name: name, Pane: "%" + id})
+	}
+	term := &sessionTerm{Self: windows[0], Windows: windows}
+	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: term}
+	ctx := context.Background()
+	got, err := svc.Recipients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tools.Recipient{{Name: "alice", IsCurrent: true}, {Name: "bob"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Recipients = %+v, want %+v", got, want)
+	}
+	for _, name := range names[:len(names)-1] {
+		if _, err := svc.Send(ctx, name, "x"); err == nil {
+			t.Errorf("Send to %q succeeded", name)
+		}
+	}
+	if _, err := svc.Send(ctx, "a/c", "x"); err == nil || strings.Contains(err.Error(), "a/b") {
+		t.Errorf("Send to a/c = %v, want an error without a hint to a/b", err)
 	}
 }
 

@@ -22,19 +22,17 @@ func (t *sessionTerm) Session(context.Context) (*tmux.Session, error) {
 	return &s, nil
 }
 
-// TestOwnNameTwice puts the caller in the second of two windows named
-// alice, and a name twice among the others: list-recipients and send must
-// agree that the other alice window is the caller too, and list bob once.
-func TestOwnNameTwice(t *testing.T) {
-	w := func(i int, name string) tmux.Window {
-		id := string(rune('0' + i))
-		return tmux.Window{ID: "@" + id, Name: name, Pane: "%" + id}
-	}
-	term := &sessionTerm{Self: w(1, "alice"), Windows: []tmux.Window{w(0, "alice"), w(1, "alice"), w(2, "bob"), w(3, "bob")}}
-	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: term}
-	ctx := context.Background()
+// window is window i of a test session: @i, pane %i.
+func window(i int, name string) tmux.Window {
+	id := strconv.Itoa(i)
+	return tmux.Window{ID: "@" + id, Name: name, Pane: "%" + id}
+}
 
-	got, err := svc.Recipients(ctx)
+// wantAliceAndBob checks that svc lists its caller alice and one other
+// agent, bob.
+func wantAliceAndBob(t *testing.T, svc *tools.Service) {
+	t.Helper()
+	got, err := svc.Recipients(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +40,16 @@ func TestOwnNameTwice(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, want %+v", got, want)
 	}
+}
+
+// TestOwnNameTwice puts the caller in the second of two windows named
+// alice, and a name twice among the others: list-recipients and send must
+// agree that the other alice window is the caller too, and list bob once.
+func TestOwnNameTwice(t *testing.T) {
+	term := &sessionTerm{Self: window(1, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "alice"), window(2, "bob"), window(3, "bob")}}
+	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: term}
+	ctx := context.Background()
+	wantAliceAndBob(t, svc)
 	if _, err := svc.Send(ctx, "alice", "to myself"); !errors.Is(err, tools.ErrRecipientNotFound) {
 		t.Errorf("Send to alice = %v, want ErrRecipientNotFound", err)
 	}
@@ -55,22 +63,14 @@ func TestOwnNameTwice(t *testing.T) {
 // them, and a name close to one of them gets no "did you mean" to it.
 func TestUnusableOtherNames(t *testing.T) {
 	names := []string{"", "a/b", "..", "tab\there", strings.Repeat("n", 256), "bob"}
-	windows := []tmux.Window{{ID: "@0", Name: "alice", Pane: "%0"}}
+	windows := []tmux.Window{window(0, "alice")}
 	for i, name := range names {
-		id := strconv.Itoa(i + 1)
-		windows = append(windows, tmux.Window{ID: "@" + id, Name: name, Pane: "%" + id})
+		windows = append(windows, window(i+1, name))
 	}
 	term := &sessionTerm{Self: windows[0], Windows: windows}
 	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: term}
 	ctx := context.Background()
-	got, err := svc.Recipients(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []tools.Recipient{{Name: "alice", IsCurrent: true}, {Name: "bob"}}
-	if !slices.Equal(got, want) {
-		t.Errorf("Recipients = %+v, want %+v", got, want)
-	}
+	wantAliceAndBob(t, svc)
 	for _, name := range names[:len(names)-1] {
 		if _, err := svc.Send(ctx, name, "x"); err == nil {
 			t.Errorf("Send to %q succeeded", name)

@@ -153,7 +153,13 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 // created as needed. The line is written with a single write under the
 // mailbox's exclusive lock and synced to disk before Append returns; on any
 // error the mailbox is left as it was.
-func (s *Store) Append(from, to, body string) (_ Message, err error) {
+func (s *Store) Append(from, to, body string) (Message, error) {
+	return s.AppendContext(context.Background(), from, to, body)
+}
+
+// AppendContext is Append, except that waiting for the mailbox's lock ends
+// with ctx's error, and nothing written, if ctx is done first.
+func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Message, err error) {
 	if err := ValidName(from); err != nil {
 		return Message{}, fmt.Errorf("sender: %w", err)
 	}
@@ -178,7 +184,7 @@ func (s *Store) Append(from, to, body string) (_ Message, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Message{}, err
 	}
-	f, fi, err := openLocked(s.MailboxPath(to), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, fi, err := openLockedContext(ctx, s.MailboxPath(to), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return Message{}, err
 	}

@@ -302,10 +302,10 @@ func TestReceiveDeliverFails(t *testing.T) {
 	wantNoWarnings(t, w)
 }
 
-// TestReceiveContextLockWait checks that a receive waiting for a lock that
-// another holder keeps gives up when its context ends, changes nothing,
-// and lets go of the lock when it gets it later.
-func TestReceiveContextLockWait(t *testing.T) {
+// TestContextLockWait checks that a receive or a send waiting for a lock
+// that another holder keeps gives up when its context ends, changes
+// nothing, and lets go of the lock when it gets it later.
+func TestContextLockWait(t *testing.T) {
 	s, _ := newStore(t)
 	if _, err := s.Append("alice", "bob", "waiting"); err != nil {
 		t.Fatal(err)
@@ -323,6 +323,18 @@ func TestReceiveContextLockWait(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("gave up after %v", d)
+	}
+	before, err := os.ReadFile(s.MailboxPath("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	if m, err := s.AppendContext(ctx, "alice", "bob", "never"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("AppendContext with the lock held = %+v, %v; want context.Canceled", m, err)
+	}
+	if after, err := os.ReadFile(s.MailboxPath("bob")); err != nil || string(after) != string(before) {
+		t.Fatalf("mailbox changed by a send that gave up: %q, %v", after, err)
 	}
 	if err := holder.Close(); err != nil {
 		t.Fatal(err)

@@ -84,7 +84,8 @@ func (s *Service) session(ctx context.Context) (*tmux.Session, error) {
 //
 // Sending to yourself, to an ignored window or to a window that does not
 // exist in the caller's session fails with ErrRecipientNotFound, with a
-// "did you mean" hint when a close name exists.
+// "did you mean" hint when a close name exists. ctx bounds the wait for the
+// recipient's mailbox lock.
 func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.Message, error) {
 	if len(message) > mailbox.MaxMessageSize {
 		return mailbox.Message{}, mailbox.ErrTooLarge
@@ -126,7 +127,7 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 		}
 		return mailbox.Message{}, ErrRecipientNotFound
 	}
-	return st.Append(sess.Self.Name, recipient, message)
+	return st.AppendContext(ctx, sess.Self.Name, recipient, message)
 }
 
 // Receive returns the caller's oldest unread message and marks it read, or

@@ -641,7 +641,9 @@ func (c *Conn) appendHead(id json.RawMessage) {
 // writeOut ends the message in c.out with a newline and writes it.
 func (c *Conn) writeOut() {
 	c.out.WriteByte('\n')
-	if err := c.write(c.out.Bytes()); err != nil {
+	// An answer finished after Serve returned is dropped by design, without
+	// a word: Serve has said what it gave up on.
+	if err := c.write(c.out.Bytes()); err != nil && !errors.Is(err, ErrClosed) {
 		c.logf("jsonrpc: dropped an answer: %v", err)
 	}
 }

@@ -348,7 +348,11 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	}
 	text, structured, err := t.call(s.svc, ctx, args)
 	if err != nil {
-		s.logf("%s: %v", t.Name, err)
+		// A call cancelled by the client or by a shutdown is not answered,
+		// and not worth a log line either.
+		if ctx.Err() == nil {
+			s.logf("%s: %v", t.Name, err)
+		}
 		return toolError(err), nil
 	}
 	return toolResult{Content: []textContent{{Type: "text", Text: text}}, StructuredContent: structured}, nil

@@ -357,10 +357,10 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 	cl := new(call)
 	id, isResponse, err := decodeObject(&cl.req, b, inBatch)
 	switch {
-	case err != nil && id == nil && cl.req.Method != "":
+	case err == errNotificationParams:
 		// A notification with invalid params: never answered (JSON-RPC
 		// 2.0 §4.1, and MCP), and not acted on either.
-		c.logf("jsonrpc: dropped notification %s: %s", cl.req.Method, err.Message)
+		c.logf("jsonrpc: dropped notification %q: %s", cl.req.Method, err.Message)
 		return nil
 	case err != nil:
 		c.logf("jsonrpc: %s", err.Message)

@@ -199,6 +199,7 @@ func TestServeAnswers(t *testing.T) {
 			`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
 			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}`,
 			`{"jsonrpc":"2.0","method":"panic","params":true}`,
+			`{"jsonrpc":"2.0","method":"","params":1}`,
 			ping,
 		}, []string{pong}},
 

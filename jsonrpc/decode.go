@@ -76,9 +76,9 @@ var memberNames = [numMembers]string{"jsonrpc", "id", "method", "params", "resul
 
 // decodeObject decodes the message in b, which checkJSON has accepted, into
 // req. It returns the id to echo and whether b is a response from the peer,
-// as Decode describes. When the only fault is "params", req.Method is set
-// along with err, so that the caller can tell a notification (id nil) with
-// bad params, which must not be answered, from a request.
+// as Decode describes. A notification whose only fault is its "params"
+// gets errNotificationParams, with req.Method set for the log: it is a
+// notification all the same, so it must not be answered.
 func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isResponse bool, err *Error) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -136,10 +136,11 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 	}
 	params := vals[memberParams]
 	if has(memberParams) && params[0] != '{' && params[0] != '[' {
-		// req.Method tells the caller which message this was: a
-		// notification (no id) is never answered, not even with this.
-		req.Method = method
-		return bytes.Clone(rawID), false, invalidRequest(`"params" must be an object or an array`)
+		if !has(memberID) {
+			req.Method = method
+			return nil, false, errNotificationParams
+		}
+		return bytes.Clone(rawID), false, errParamsType
 	}
 
 	// Copy the id and params out of b in one allocation, since b is the
@@ -157,6 +158,13 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 	req.Batch = batch
 	return req.ID, false, nil
 }
+
+// The errors of "params" that is neither an object nor an array: in a
+// request, and in a notification, which is never answered.
+var (
+	errParamsType         = invalidRequest(`"params" must be an object or an array`)
+	errNotificationParams = invalidRequest(`"params" must be an object or an array`)
+)
 
 // invalidRequest returns a CodeInvalidRequest error with the standard prefix.
 func invalidRequest(msg string) *Error {

@@ -119,9 +119,14 @@ func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.F
 // openLockedContext is openLocked, giving up with ctx's error when ctx is
 // done before the lock is held. A lock acquired after that is released at
 // once, unused: the caller never sees the file, so it changes nothing.
+// Until then the abandoned wait keeps a goroutine, and an OS thread, blocked
+// in flock: one for each call given up on while the holder holds on.
 func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
 	if ctx.Done() == nil {
 		return openLocked(path, flag, perm)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	type opened struct {
 		f   *lockedfile.File

@@ -341,14 +341,21 @@ func TestContextLockWait(t *testing.T) {
 	}
 	// The abandoned attempt gets the lock now and must release it at once
 	// without touching anything: a plain Receive finds the message unread.
-	done := make(chan *Message, 1)
-	go func() { done <- mustReceive(t, s, "bob") }()
+	type received struct {
+		m   *Message
+		err error
+	}
+	done := make(chan received, 1)
+	go func() {
+		m, err := s.Receive("bob")
+		done <- received{m, err}
+	}()
 	select {
-	case m := <-done:
-		if m.Message != "waiting" {
-			t.Fatalf("Receive = %+v", m)
+	case r := <-done:
+		if r.err != nil || r.m == nil || r.m.Message != "waiting" {
+			t.Fatalf("Receive = %+v, %v; want the message, unread", r.m, r.err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the abandoned attempt kept the lock")
+		t.Fatal("the abandoned attempts kept the lock")
 	}
 }

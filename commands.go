@@ -182,19 +182,18 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, hookWait)
 		defer cancel()
-		m, err := svc.Receive(ctx, func(m *mailbox.Message) error {
-			_, err := fmt.Fprintf(e.stderr, "You got new mail\n%s\n", tools.ReceivedText(m))
-			return err
-		})
-		if err != nil || m == nil {
+		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n"}
+		m, err := svc.Receive(ctx, out.deliver)
+		if werr := out.wait(); err != nil || werr != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
 	}
-	m, err := svc.Receive(ctx, func(m *mailbox.Message) error {
-		_, err := fmt.Fprintln(e.stdout, tools.ReceivedText(m))
-		return err
-	})
+	out := &messageWriter{w: e.stdout}
+	m, err := svc.Receive(ctx, out.deliver)
+	if werr := out.wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return err
 	}
@@ -202,6 +201,50 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		_, err = fmt.Fprintln(e.stdout, tools.ReceivedText(nil))
 	}
 	return err
+}
+
+// deliverWait bounds how long receive keeps a mailbox locked while it
+// writes a message out. A write that fails within it leaves the message
+// unread; one still going after it (a pipe whose reader does not read)
+// counts as delivered, and is finished after the lock is released, so that
+// senders and the mailman are not held up by a reader.
+const deliverWait = time.Second
+
+// messageWriter writes the message that receive delivers: prefix, the
+// message's text and a newline, in one write.
+type messageWriter struct {
+	w      io.Writer
+	prefix string
+
+	done chan struct{} // closed when the write has returned
+	err  error         // the write's error, once done is closed
+}
+
+// deliver is the deliver function of Store.ReceiveContext: it starts the
+// write and waits for it for at most deliverWait.
+func (mw *messageWriter) deliver(m *mailbox.Message) error {
+	mw.done = make(chan struct{})
+	go func() {
+		defer close(mw.done)
+		_, mw.err = io.WriteString(mw.w, mw.prefix+tools.ReceivedText(m)+"\n")
+	}()
+	t := time.NewTimer(deliverWait)
+	defer t.Stop()
+	select {
+	case <-mw.done:
+		return mw.err
+	case <-t.C:
+		return nil
+	}
+}
+
+// wait waits for a write that deliver started and returns its error.
+func (mw *messageWriter) wait() error {
+	if mw.done == nil {
+		return nil
+	}
+	<-mw.done
+	return mw.err
 }
 
 // hookWait bounds how long receive --hook waits for tmux and for a mailbox

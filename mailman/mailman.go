@@ -17,10 +17,13 @@
 //   - Agents whose status is work or offline are never rung.
 //   - An agent with a mailbox but no state entry (it never ran "agentmail
 //     status") is rung at most once per RingInterval while a window of its
-//     name exists, and never when there is none.
+//     name exists, and never when there is none. Such a ring counts as the
+//     notified_at of the entry the agent makes next, unless that entry
+//     says work or offline.
 //   - A ring that fails, including a ready agent whose window is gone, is
 //     retried at most once per RingInterval, not on every event; a new
-//     status from the agent ends that wait early.
+//     status from the agent ends that wait early (a status time in the
+//     future does not count as new).
 //   - Names listed in .agentmailignore are never rung: they are windows that
 //     are not agents, and text typed into them would do harm.
 //
@@ -124,10 +127,10 @@ type Mailman struct {
 	// command line uses it to check that it still holds the mailman lock.
 	Guard func() error
 
-	// tried holds, per agent, when a ring that counts against the agent's
-	// once-a-minute limit outside recipients.jsonl started: every ring of an
-	// agent without a state entry, and failed rings of stated agents.
-	tried map[string]time.Time
+	// tried holds, per agent, the last ring that counts against the agent's
+	// once-a-minute limit outside recipients.jsonl: every ring of an agent
+	// without a state entry, and failed rings of stated agents.
+	tried map[string]try
 	// asked is when tmux was last asked for its panes.
 	asked time.Time
 	// said remembers the last message logged per subject, so that a
@@ -195,10 +198,10 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	if m.tried == nil {
-		m.tried = map[string]time.Time{}
+		m.tried = map[string]try{}
 	}
 	for name, t := range m.tried {
-		if now.Sub(t) >= every {
+		if now.Sub(t.at) >= every {
 			delete(m.tried, name)
 		}
 	}
@@ -258,21 +261,31 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		if mailbox.ValidName(st.Recipient) != nil {
 			continue
 		}
-		if st.Status != mailbox.StatusReady || ignored[st.Recipient] || !unread(st.Recipient) {
+		if st.Status != mailbox.StatusReady {
+			// Work and offline end every wait, as they reset notified_at.
+			delete(m.tried, st.Recipient)
+			continue
+		}
+		if ignored[st.Recipient] || !unread(st.Recipient) {
 			continue
 		}
 		if waiting(st.NotifiedAt) {
 			continue
 		}
-		// A failed ring waits, unless the agent has set its status since:
-		// it may be back in a new pane.
-		if t, ok := m.tried[st.Recipient]; ok && !st.UpdatedAt.After(t) && waiting(t) {
-			continue
+		// A ring from before the agent had an entry counts as its
+		// notified_at. A failed ring waits too, unless the agent has set
+		// its status since (it may be back in a new pane); a time in the
+		// future is not trusted to say so.
+		if t, ok := m.tried[st.Recipient]; ok {
+			renewed := st.UpdatedAt.After(t.at) && !st.UpdatedAt.After(now)
+			if (t.rang || !renewed) && waiting(t.at) {
+				continue
+			}
 		}
 		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt})
 	}
 	for _, name := range boxes {
-		if stated[name] || ignored[name] || !unread(name) || waiting(m.tried[name]) {
+		if stated[name] || ignored[name] || !unread(name) || waiting(m.tried[name].at) {
 			continue
 		}
 		cands = append(cands, candidate{name: name})
@@ -318,28 +331,35 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")
 		case c.target == "":
 			m.logf("cannot ring %s: no window has that name; trying again in %v", quote(c.name), every)
-			m.tried[c.name] = now
+			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		case errs[i] != nil:
 			m.logf("ringing %s in pane %s failed: %v; trying again in %v", quote(c.name), c.target, errs[i], every)
-			m.tried[c.name] = now
+			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		default:
 			m.report("window "+c.name, "")
 			m.logf("rang %s in pane %s", quote(c.name), c.target)
 			later(now.Add(every))
 			if !c.stated {
-				m.tried[c.name] = now
+				m.tried[c.name] = try{at: now, rang: true}
 				break
 			}
 			delete(m.tried, c.name)
 			if err := m.markNotified(c.name, c.updated, now); err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
-				m.tried[c.name] = now
+				m.tried[c.name] = try{at: now, rang: true}
 			}
 		}
 	}
 	return next, nil
+}
+
+// try is a ring that counts against an agent's once-a-minute limit outside
+// recipients.jsonl: when it started, and whether it rang.
+type try struct {
+	at   time.Time
+	rang bool
 }
 
 // markNotified sets the notified_at of name's entry to t, unless the agent

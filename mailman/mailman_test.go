@@ -432,3 +432,50 @@ func TestGuardStopsThePass(t *testing.T) {
 	}
 	fx.wantRings(nil)
 }
+
+// TestRungBeforeItsEntry checks that a ring of an agent without a state
+// entry counts as its notified_at once it makes one: "status ready" right
+// after the ring does not bring a second ring within the minute. Work or
+// offline in between ends the wait, as it resets notified_at.
+func TestRungBeforeItsEntry(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("carol", "%2")
+	fx.term.window("dave", "%3")
+	fx.mail("carol")
+	fx.mail("dave")
+	fx.pass()
+	fx.wantRings(map[string]int{"%2": 1, "%3": 1})
+
+	fx.clock.advance(2 * time.Second)
+	fx.status("carol", "ready", "%2")
+	fx.status("dave", "work", "%3")
+	fx.pass()
+	fx.wantRings(map[string]int{"%2": 1, "%3": 1})
+	fx.clock.advance(time.Second)
+	fx.status("dave", "ready", "%3")
+	fx.pass()
+	fx.wantRings(map[string]int{"%2": 1, "%3": 2})
+
+	fx.clock.advance(57 * time.Second)
+	fx.pass()
+	fx.wantRings(map[string]int{"%2": 2, "%3": 2})
+}
+
+// TestFailedRingFutureStatus checks that a state entry updated "in the
+// future" (a clock that went back, a hand edit) does not pass for a new
+// status at every event: the failed ring still waits its minute.
+func TestFailedRingFutureStatus(t *testing.T) {
+	fx := newFixture(t)
+	now := fx.store.Now
+	fx.store.Now = func() time.Time { return now().AddDate(70, 0, 0) }
+	fx.status("ghost", "ready", "%5") // no such pane, no such window
+	fx.store.Now = now
+	for range 12 {
+		fx.mail("ghost")
+		fx.pass()
+		fx.clock.advance(4 * time.Second)
+	}
+	if n := fx.log.count(`cannot ring "ghost"`); n != 1 {
+		t.Errorf("ghost's missing window was tried %d times within a minute, want 1; log:\n%s", n, fx.log)
+	}
+}

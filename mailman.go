@@ -45,7 +45,8 @@ presses Enter. It never types a message.
     active pane of the window with exactly that name. Windows named in
     .agentmailignore are never rung.
   - It serves the windows of the tmux session it is started from, or every
-    session of the server when $TMUX_PANE is not set. It needs $TMUX, and
+    session of the server when $TMUX_PANE is not set (set, it must be a
+    pane id). It needs $TMUX, and
     stops when that tmux server or session goes away.
 
 One mailman runs per project: another start fails with "mailman already

@@ -10,8 +10,9 @@ import (
 // ServerFromEnv builds a Client for the tmux server named by $TMUX, for a
 // caller that acts on the whole server or on a session rather than as an
 // agent, such as the mailman. Unlike FromEnv it does not require $TMUX_PANE;
-// when $TMUX_PANE holds a pane id, the Client's Pane is set to it. When $TMUX
-// names no socket the error wraps ErrNotInTmux. It runs no command.
+// when $TMUX_PANE is set, it must be a pane id, and the Client's Pane is set
+// to it. When $TMUX names no socket, or $TMUX_PANE is set to something else
+// than a pane id, the error wraps ErrNotInTmux. It runs no command.
 func ServerFromEnv(getenv func(string) string) (*Client, error) {
 	tmuxVar := getenv("TMUX")
 	switch {
@@ -21,8 +22,11 @@ func ServerFromEnv(getenv func(string) string) (*Client, error) {
 		return nil, fmt.Errorf("%w: $TMUX is %q, which names no tmux socket", ErrNotInTmux, tmuxVar)
 	}
 	c := &Client{}
-	if pane := getenv("TMUX_PANE"); isPaneID(pane) {
+	switch pane := getenv("TMUX_PANE"); {
+	case isPaneID(pane):
 		c.Pane = pane
+	case pane != "":
+		return nil, fmt.Errorf("%w: $TMUX_PANE is %q, not a pane id like %%3", ErrNotInTmux, pane)
 	}
 	return c, nil
 }

@@ -15,7 +15,8 @@ func TestServerFromEnv(t *testing.T) {
 	}{
 		{tmux: "/tmp/s,1,0", pane: "%3", wantPane: "%3"},
 		{tmux: "/tmp/s,1,0", pane: "", wantPane: ""},
-		{tmux: "/tmp/s,1,0", pane: "bob", wantPane: ""},
+		{tmux: "/tmp/s,1,0", pane: "bob", wantErr: true},
+		{tmux: "/tmp/s,1,0", pane: "%abc", wantErr: true},
 		{tmux: "", pane: "%3", wantErr: true},
 		{tmux: ",1,0", pane: "%3", wantErr: true},
 	} {

@@ -76,11 +76,8 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch pane := getenv("TMUX_PANE"); {
-	case pane == "":
+	if c.Pane == "" {
 		return nil, fmt.Errorf("%w: $TMUX_PANE is not set", ErrNotInTmux)
-	case !isPaneID(pane):
-		return nil, fmt.Errorf("%w: $TMUX_PANE is %q, not a pane id like %%3", ErrNotInTmux, pane)
 	}
 	return c, nil
 }

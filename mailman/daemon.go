@@ -28,7 +28,7 @@ type Daemon struct {
 }
 
 // Spawn starts the daemon in a session of its own with standard input on
-// /dev/null, waits until it reports that it holds the lock and watches the
+// /dev/null and none of the other descriptors this process inherited, waits until it reports that it holds the lock and watches the
 // files, and returns its PID. When the child finds another mailman running
 // the error is a *RunningError; when it fails to start, the error is the
 // child's own.
@@ -38,6 +38,7 @@ func (d *Daemon) Spawn() (int, error) {
 		return 0, err
 	}
 	defer r.Close()
+	keepInheritedFromChildren()
 	cmd := &exec.Cmd{
 		Path:        d.Path,
 		Args:        d.Args,

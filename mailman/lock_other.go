@@ -17,3 +17,5 @@ func alive(pid int) bool { return false }
 func terminate(pid int) error { return errUnsupported }
 
 func detached() *syscall.SysProcAttr { return nil }
+
+func keepInheritedFromChildren() {}

@@ -5,6 +5,7 @@ package mailman
 import (
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -45,4 +46,21 @@ func terminate(pid int) error {
 // own, so that it outlives the terminal and the shell that started it.
 func detached() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
+}
+
+// keepInheritedFromChildren marks the descriptors above 2 that this process
+// was started with close-on-exec, so that a daemon it starts keeps none of
+// them: a pipe of the shell's pipeline, say, would otherwise stay open for
+// the daemon's whole life, and the pipeline would wait for it. Go opens its
+// own files close-on-exec already.
+func keepInheritedFromChildren() {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

@@ -27,6 +27,7 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 		dir:    filepath.Clean(m.Store.Dir()),
 		boxes:  filepath.Clean(m.Store.MailboxDir()),
 		states: filepath.Clean(m.Store.StatesPath()),
+		pid:    filepath.Join(filepath.Clean(m.Store.Dir()), PIDFileName),
 	}
 	// The root is watched only to see .agentmail appear again after it was
 	// removed; its other entries are ignored.
@@ -113,7 +114,7 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 
 // paths are the cleaned paths Run watches and compares events against.
 type paths struct {
-	root, dir, boxes, states string
+	root, dir, boxes, states, pid string
 }
 
 // watchDirs adds watches on .agentmail and .agentmail/mailboxes when they
@@ -131,8 +132,10 @@ func (m *Mailman) watchDirs(w *fileWatcher, p paths) error {
 }
 
 // relevant reports whether ev may change who should be rung, adding watches
-// when .agentmail or its mailboxes directory appears. The mailman's own log
-// and PID file, lock files and temporary files are not relevant.
+// when .agentmail or its mailboxes directory appears. The mailman's own log,
+// lock files and temporary files are not relevant. The PID file is: when
+// someone removes it, the pass that follows puts it back (Guard), before a
+// second mailman can take its place.
 func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
 	name := filepath.Clean(ev.Name)
 	switch {
@@ -143,7 +146,7 @@ func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
 			}
 		}
 		return true
-	case name == p.states:
+	case name == p.states, name == p.pid && !ev.Created:
 		return true
 	case filepath.Dir(name) == p.boxes:
 		return strings.HasSuffix(name, ".jsonl")

@@ -27,8 +27,9 @@ type Daemon struct {
 	Log  *os.File // its standard output and error
 }
 
-// Spawn starts the daemon in a session of its own with standard input on
-// /dev/null and none of the other descriptors this process inherited, waits until it reports that it holds the lock and watches the
+// Spawn starts the daemon in a session of its own, with standard input on
+// /dev/null and none of the other descriptors this process inherited. It
+// waits until the daemon reports that it holds the lock and watches the
 // files, and returns its PID. When the child finds another mailman running
 // the error is a *RunningError; when it fails to start, the error is the
 // child's own.

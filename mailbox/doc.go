@@ -71,9 +71,11 @@
 //
 // A last line without a trailing newline is torn (a writer crashed in the
 // middle of an append): it is never delivered, the cursor never moves past
-// it, and a receive that reaches it reports it with one warning. Append checks the last byte of the file under the lock and writes a
-// newline first when it is missing, so a new message is never glued to a torn
-// fragment; the fragment then becomes a complete malformed line. A complete
+// it, and a receive that reaches it reports it with one warning (so every
+// receive does until the line is ended). Append checks the last byte of the
+// file under the lock and writes a newline first when it is missing, so a
+// new message is never glued to a torn fragment; the fragment then becomes a
+// complete malformed line. A complete
 // line that is not a JSON object, or has no top-level read_flag key, or whose
 // read_flag is not a boolean, is malformed: a receive skips it with one
 // warning through Store.Warnf, it never blocks later messages, and it is

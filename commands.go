@@ -292,8 +292,9 @@ Outside tmux this does nothing and exits 0, so hooks may call it anywhere.`,
 		case len(pos) > 1:
 			return usagef("unexpected argument %q", pos[1])
 		}
-		// SetStatus checks the value before it asks tmux. Hooks also run outside tmux, or after their pane is gone:
-		// there, status quietly does nothing.
+		// SetStatus checks the value before it asks tmux. Hooks also run
+		// outside tmux, or after their pane is gone: there, status quietly
+		// does nothing.
 		err = e.service("warning: ").SetStatus(ctx, pos[0])
 		if tools.NotInTmux(err) {
 			return nil

@@ -97,7 +97,8 @@ type Conn struct {
 
 	// out and enc belong to the goroutine that handles calls: the worker,
 	// or the reader for a call handled inline while the worker is idle.
-	// They are reused for every answer. enc does not escape HTML, so "<" stays "<" on the wire.
+	// They are reused for every answer. enc does not escape HTML, so "<"
+	// stays "<" on the wire.
 	out bytes.Buffer
 	enc *json.Encoder
 

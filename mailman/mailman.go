@@ -48,8 +48,8 @@
 // .agentmail/mailboxes with inotify (polling elsewhere), adding watches as
 // the directories appear. A relevant event (a change of recipients.jsonl or
 // of a mailbox file, or the removal of the mailman's PID file) schedules a
-// pass after Debounce; a stream of events never postpones
-// it by more than MaxDelay from the first event. A pass also runs when a
+// pass after Debounce; a stream of events never postpones it by more than
+// MaxDelay from the first event. A pass also runs when a
 // once-a-minute wait of an agent with unread mail ends, and at least every
 // SafetyInterval in case an event was missed. Rings of different agents in
 // one pass run at the same time, so one agent's Enter delay does not hold

@@ -49,15 +49,15 @@
 // the directories appear. A relevant event (a change of recipients.jsonl or
 // of a mailbox file, or the removal of the mailman's PID file) schedules a
 // pass after Debounce; a stream of events never postpones it by more than
-// MaxDelay from the first event. A pass also runs when a
-// once-a-minute wait of an agent with unread mail ends, and at least every
-// SafetyInterval in case an event was missed. Rings of different agents in
-// one pass run at the same time, so one agent's Enter delay does not hold
-// up another's in that pass; the next pass waits for them, so a long Enter
-// delay postpones rings that events during a ring call for.
-// tmux is asked for its panes whenever someone may be rung, and at least
-// once per SafetyInterval otherwise; when the tmux server or the session the
-// mailman serves is gone, Run returns, since nobody is left to ring.
+// MaxDelay from the first event. A pass also runs when a once-a-minute wait
+// of an agent with unread mail ends, and at least every SafetyInterval in
+// case an event was missed. Rings of different agents in one pass run at the
+// same time, so one agent's Enter delay does not hold up another's in that
+// pass; the next pass waits for them, so a long Enter delay postpones rings
+// that events during a ring call for. tmux is asked for its panes whenever
+// someone may be rung, and at least once per SafetyInterval otherwise; when
+// the tmux server or the session the mailman serves is gone, Run returns,
+// since nobody is left to ring.
 //
 // # One mailman per root
 //

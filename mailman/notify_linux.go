@@ -21,6 +21,7 @@ type fileWatcher struct {
 	f    *os.File
 	mu   sync.Mutex
 	dirs map[int32]string // watch descriptor → directory
+	stop chan struct{}    // closed by Close, so that no send blocks it
 	done chan struct{}
 }
 
@@ -41,6 +42,7 @@ func newFileWatcher() (*fileWatcher, error) {
 		Errors: make(chan error, 1),
 		f:      os.NewFile(uintptr(fd), "inotify"),
 		dirs:   map[int32]string{},
+		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
 	go w.read()
@@ -70,11 +72,23 @@ func (w *fileWatcher) Add(dir string) error {
 	return nil
 }
 
-// Close stops the watcher and closes Events and Errors.
+// Close stops the watcher and closes Events and Errors, even when nobody
+// reads the events that are waiting.
 func (w *fileWatcher) Close() error {
+	close(w.stop)
 	err := w.f.Close()
 	<-w.done
 	return err
+}
+
+// send passes ev on, unless the watcher is closed first.
+func (w *fileWatcher) send(ev fileEvent) bool {
+	select {
+	case w.Events <- ev:
+		return true
+	case <-w.stop:
+		return false
+	}
 }
 
 func (w *fileWatcher) read() {
@@ -86,7 +100,10 @@ func (w *fileWatcher) read() {
 		n, err := w.f.Read(buf)
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) {
-				w.Errors <- err
+				select {
+				case w.Errors <- err:
+				case <-w.stop:
+				}
 			}
 			return
 		}
@@ -116,8 +133,8 @@ func (w *fileWatcher) read() {
 			if base := bytes.TrimRight(nameBytes, "\x00"); len(base) > 0 {
 				name = filepath.Join(dir, string(base))
 			}
-			if raw.Mask&watchMask != 0 {
-				w.Events <- fileEvent{Name: name, Created: raw.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0}
+			if raw.Mask&watchMask != 0 && !w.send(fileEvent{Name: name, Created: raw.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0}) {
+				return
 			}
 		}
 	}

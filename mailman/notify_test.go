@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -120,9 +121,32 @@ func TestWatchers(t *testing.T) {
 			}
 			want("watched directory removed", dir, false)
 
+			// Close returns even with more events waiting than Events
+			// holds and nobody reading them.
+			for i := range 200 {
+				if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Add(sub); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 200 {
+				if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(i)), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // let the watcher fill Events
 			closed = true
-			if err := w.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
+			closeErr := make(chan error, 1)
+			go func() { closeErr <- w.Close() }()
+			select {
+			case err := <-closeErr:
+				if err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Close hung with events nobody reads")
 			}
 			for range events { // drains what was sent before Close, then ends
 			}

@@ -97,7 +97,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	st := mailbox.New(root)
-	pidPath := filepath.Join(st.Dir(), mailman.PIDFileName)
+	pidPath := mailman.PIDPath(st)
 	if action == "status" || action == "stop" {
 		pid, done := 0, "running"
 		if action == "status" {
@@ -242,20 +242,15 @@ func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
 		return err
 	}
 	defer logFile.Close()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, mailman.DaemonEnv+"=") && !strings.HasPrefix(kv, mailbox.RootEnv+"=") {
-			env = append(env, kv)
-		}
-	}
 	d := &mailman.Daemon{
 		Path: exe,
 		// The same argv[0], which is also how the test scripts' copy of
 		// this program knows what to run.
 		Args: []string{os.Args[0], "mailman", "--enter-delay", enterDelay.String()},
 		// The child finds the same root even though it runs from the root
-		// and a relative $AGENTMAIL_ROOT would now mean something else.
-		Env: append(env, mailbox.RootEnv+"="+st.Root),
+		// and a relative $AGENTMAIL_ROOT would now mean something else (of
+		// a repeated variable, the last one counts).
+		Env: append(os.Environ(), mailbox.RootEnv+"="+st.Root),
 		Dir: st.Root,
 		Log: logFile,
 	}

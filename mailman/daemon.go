@@ -22,7 +22,7 @@ const startTimeout = 10 * time.Second
 type Daemon struct {
 	Path string   // the executable
 	Args []string // its argv, Args[0] included
-	Env  []string // its environment, without DaemonEnv
+	Env  []string // its environment; Spawn adds DaemonEnv, which wins over any copy
 	Dir  string   // its working directory
 	Log  *os.File // its standard output and error
 }

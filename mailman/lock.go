@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"agentmail/mailbox"
 )
 
 // Files of the mailman in the .agentmail directory.
@@ -17,6 +19,9 @@ const (
 	PIDFileName = "mailman.pid"
 	LogFileName = "mailman.log"
 )
+
+// PIDPath is the PID file, and lock, of the mailman of st's root.
+func PIDPath(st *mailbox.Store) string { return filepath.Join(st.Dir(), PIDFileName) }
 
 // The lock
 //

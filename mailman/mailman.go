@@ -89,8 +89,11 @@ const (
 	DefaultSafetyInterval = 10 * time.Second
 	DefaultDebounce       = 50 * time.Millisecond
 	DefaultMaxDelay       = 300 * time.Millisecond
-	DefaultRingTimeout    = 10 * time.Second
 )
+
+// ringTimeout is the deadline of one ring's context. It cuts a long Enter
+// delay short, but the ring still ends with its Enter (see Terminal.Type).
+const ringTimeout = 10 * time.Second
 
 // Terminal is the part of tmux the mailman needs. *Tmux implements it.
 type Terminal interface {
@@ -123,9 +126,6 @@ type Mailman struct {
 	Debounce time.Duration
 	// MaxDelay bounds how long a stream of events can postpone a pass.
 	MaxDelay time.Duration
-	// RingTimeout is the deadline of one ring's context. It cuts a long
-	// Enter delay short, but the ring still ends with its Enter.
-	RingTimeout time.Duration
 	// Guard, when set, is called before every pass; an error stops Run. The
 	// command line uses it to check that it still holds the mailman lock.
 	Guard func() error
@@ -172,6 +172,8 @@ func (m *Mailman) report(subject, msg string) {
 
 func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
 
+func (m *Mailman) safety() time.Duration { return cmp.Or(m.SafetyInterval, DefaultSafetyInterval) }
+
 // candidate is an agent with unread mail that may be rung in this pass.
 type candidate struct {
 	name   string
@@ -185,8 +187,9 @@ type candidate struct {
 // Pass rings every agent that should be rung now and returns when the
 // earliest once-a-minute wait of an agent with unread mail ends (zero when
 // there is none), so that the caller can run the next pass then. It returns
-// an error only when the tmux server or session is gone, which nothing
-// will cure; other trouble is logged and the pass does what it safely can.
+// an error only when Guard fails or the tmux server or session is gone,
+// which nothing will cure; other trouble is logged and the pass does what
+// it safely can.
 func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	if m.Guard != nil {
 		if err := m.Guard(); err != nil {
@@ -234,7 +237,6 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	ignored, err := m.Store.Ignored()
 	if err != nil {
 		m.report("ignore", "cannot read .agentmailignore, ringing as if it were empty: "+err.Error())
-		ignored = nil
 	} else {
 		m.report("ignore", "")
 	}
@@ -295,7 +297,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 	// tmux is asked when someone may be rung, and otherwise once per
 	// SafetyInterval, so that a mailman whose tmux is gone stops.
-	if len(cands) == 0 && now.Sub(m.asked) < cmp.Or(m.SafetyInterval, DefaultSafetyInterval) {
+	if len(cands) == 0 && now.Sub(m.asked) < m.safety() {
 		return next, nil
 	}
 	m.asked = now
@@ -321,7 +323,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			continue
 		}
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.RingTimeout, DefaultRingTimeout))
+			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
 			defer cancel()
 			errs[i] = m.Term.Type(ctx, c.target, RingText)
 		})

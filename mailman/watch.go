@@ -22,26 +22,27 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 		return fmt.Errorf("starting the file watcher: %w", err)
 	}
 	defer w.Close()
+	// The Store's paths are joined, hence clean, like the names of events.
 	p := paths{
 		root:   filepath.Clean(m.Store.Root),
-		dir:    filepath.Clean(m.Store.Dir()),
-		boxes:  filepath.Clean(m.Store.MailboxDir()),
-		states: filepath.Clean(m.Store.StatesPath()),
-		pid:    filepath.Join(filepath.Clean(m.Store.Dir()), PIDFileName),
+		dir:    m.Store.Dir(),
+		boxes:  m.Store.MailboxDir(),
+		states: m.Store.StatesPath(),
+		pid:    PIDPath(m.Store),
 	}
 	// The root is watched only to see .agentmail appear again after it was
 	// removed; its other entries are ignored.
 	if err := w.Add(p.root); err != nil {
 		return fmt.Errorf("watching %s: %w", p.root, err)
 	}
-	if err := m.watchDirs(w, p); err != nil {
+	if err := watchDirs(w, p); err != nil {
 		return err
 	}
 	if started != nil {
 		started()
 	}
 
-	safety := cmp.Or(m.SafetyInterval, DefaultSafetyInterval)
+	safety := m.safety()
 	debounce := cmp.Or(m.Debounce, DefaultDebounce)
 	maxDelay := cmp.Or(m.MaxDelay, DefaultMaxDelay)
 
@@ -119,7 +120,7 @@ type paths struct {
 
 // watchDirs adds watches on .agentmail and .agentmail/mailboxes when they
 // exist. Adding a watch again is harmless.
-func (m *Mailman) watchDirs(w *fileWatcher, p paths) error {
+func watchDirs(w *fileWatcher, p paths) error {
 	for _, dir := range []string{p.dir, p.boxes} {
 		if err := w.Add(dir); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -141,7 +142,7 @@ func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
 	switch {
 	case name == p.dir || name == p.boxes:
 		if ev.Created {
-			if err := m.watchDirs(w, p); err != nil {
+			if err := watchDirs(w, p); err != nil {
 				m.logf("%v", err)
 			}
 		}

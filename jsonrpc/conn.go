@@ -49,6 +49,10 @@ type Options struct {
 	// answered after the input ends or the context passed to Serve is
 	// cancelled. Zero means one second; a negative value means no wait.
 	Grace time.Duration
+	// Abandon, when non-nil, is asked about the cause of the cancellation
+	// of the context passed to Serve (context.Cause); true means nobody is
+	// left to answer, and Serve returns without the grace period.
+	Abandon func(cause error) bool
 }
 
 // queueLen is how many messages may wait for the worker before the reader
@@ -148,9 +152,8 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // already read finish and be answered for up to Options.Grace. Then it
 // cancels the contexts of handlers still running, discards their answers and
 // returns nil after EOF, ctx.Err() after cancellation, or the read error. It
-// never writes anything after it returns. A ctx cancelled with a cause of
-// its own (context.WithCancelCause with a non-nil cause) gets no grace
-// period: the peer is taken to be gone, and nothing is waited for.
+// never writes anything after it returns. When Options.Abandon says of the
+// cause of ctx's cancellation that the peer is gone, nothing is waited for.
 //
 // A request is in progress from the moment it is read until its answer is
 // committed or it is cancelled; a request arriving meanwhile with the same
@@ -202,9 +205,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	if grace == 0 {
 		grace = time.Second
 	}
-	// A cause other than plain cancellation means there is no one left to
-	// answer.
-	abandon := ctx.Err() != nil && context.Cause(ctx) != ctx.Err()
+	abandon := ctx.Err() != nil && c.opt.Abandon != nil && c.opt.Abandon(context.Cause(ctx))
 	if started && grace > 0 && !abandon {
 		t := time.NewTimer(grace)
 		select {

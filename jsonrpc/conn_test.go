@@ -737,44 +737,66 @@ func TestServeContextCancelled(t *testing.T) {
 	}
 }
 
-// TestServeCancelledWithCause checks that a context cancelled with a cause
-// of its own ends Serve at once, without the grace period (a second here)
-// or its log line: the running handler's context is cancelled, nothing more
-// is written, and the queued request never runs.
-func TestServeCancelledWithCause(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	h, started, _ := blocking()
-	var ran atomic.Bool
-	wrapped := func(hctx context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "queued" {
-			ran.Store(true)
+// TestServeAbandoned checks that a context cancelled with a cause that
+// Options.Abandon accepts ends Serve at once, without the grace period (a
+// second here) or its log line: the running handler's context is
+// cancelled, nothing more is written, and the queued request never runs.
+// Any other cause, such as the one signal.NotifyContext gives, still gets
+// the grace period.
+func TestServeAbandoned(t *testing.T) {
+	gone := errors.New("peer gone")
+	opt := func(l *logs) jsonrpc.Options {
+		return jsonrpc.Options{Logf: l.Logf, Abandon: func(cause error) bool { return errors.Is(cause, gone) }}
+	}
+
+	t.Run("abandoned", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		h, started, _ := blocking()
+		var ran atomic.Bool
+		wrapped := func(hctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == "queued" {
+				ran.Store(true)
+			}
+			return h(hctx, req)
 		}
-		return h(hctx, req)
-	}
-	var l logs
-	p := startPipe(t, ctx, wrapped, jsonrpc.Options{Logf: l.Logf})
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"slow"}`, `{"jsonrpc":"2.0","id":2,"method":"queued"}`)
-	wait(t, started, "the slow request")
-	t0 := time.Now()
-	cancel(errors.New("peer gone"))
-	if err := wait(t, p.done, "Serve"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Serve = %v, want context.Canceled", err)
-	}
-	if d := time.Since(t0); d > 500*time.Millisecond {
-		t.Errorf("Serve took %v to return after its context was cancelled with a cause", d)
-	}
-	time.Sleep(20 * time.Millisecond) // let the worker try to answer
-	if got := p.out.lines(t); len(got) != 0 {
-		t.Errorf("wrote %q", got)
-	}
-	if ran.Load() {
-		t.Error("the queued request ran")
-	}
-	// Nothing to say either: the caller that cancelled says why.
-	time.Sleep(20 * time.Millisecond)
-	if l.contains("") {
-		t.Errorf("logs = %q, want none", l.lines)
-	}
+		var l logs
+		p := startPipe(t, ctx, wrapped, opt(&l))
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"slow"}`, `{"jsonrpc":"2.0","id":2,"method":"queued"}`)
+		wait(t, started, "the slow request")
+		t0 := time.Now()
+		cancel(fmt.Errorf("watchdog: %w", gone))
+		if err := wait(t, p.done, "Serve"); !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve = %v, want context.Canceled", err)
+		}
+		if d := time.Since(t0); d > 500*time.Millisecond {
+			t.Errorf("Serve took %v to return after its context was abandoned", d)
+		}
+		time.Sleep(20 * time.Millisecond) // let the worker try to answer
+		if got := p.out.lines(t); len(got) != 0 {
+			t.Errorf("wrote %q", got)
+		}
+		if ran.Load() {
+			t.Error("the queued request ran")
+		}
+		// Nothing to say either: the caller that cancelled says why.
+		if l.contains("") {
+			t.Errorf("logs = %q, want none", l.lines)
+		}
+	})
+
+	t.Run("other cause", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		h, started, release := blocking()
+		var l logs
+		p := startPipe(t, ctx, h, opt(&l))
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"slow"}`)
+		wait(t, started, "the slow request")
+		cancel(errors.New("interrupt signal received"))
+		time.Sleep(20 * time.Millisecond)
+		close(release)
+		wait(t, p.done, "Serve")
+		checkLines(t, p.out.lines(t), []string{`{"jsonrpc":"2.0","id":1,"result":{"slow":"done"}}`})
+	})
 }
 
 func TestServeNoGoroutineLeak(t *testing.T) {

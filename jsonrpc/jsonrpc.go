@@ -27,8 +27,9 @@
 //     a single Write call, so concurrent writers can never interleave.
 //   - Shutdown. When the input ends or the context is cancelled, reading
 //     stops and the requests already read are still answered for a bounded
-//     grace period, unless the context was cancelled with a cause, which
-//     means the peer is gone. Nothing is written after Serve returns.
+//     grace period, unless Options.Abandon says the cause of the
+//     cancellation means the peer is gone. Nothing is written after Serve
+//     returns.
 package jsonrpc
 
 import (

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -74,6 +75,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		Batch:  func() bool { return s.protocol == "2025-03-26" },
 		Inline: quick,
 		Logf:   s.logf,
+		// Without its agent's pane there is nobody to answer.
+		Abandon: func(cause error) bool { return errors.Is(cause, ErrTmuxGone) },
 	})
 	return s.conn.Serve(ctx)
 }

@@ -294,11 +294,7 @@ func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{},
 			continue
 		}
 		if c.inline(cl) {
-			if cl.req.ID == nil {
-				c.invoke(ctx, &cl.req)
-			} else {
-				c.runRequest(ctx, cl)
-			}
+			c.handle(ctx, cl)
 			continue
 		}
 		c.mu.Lock()
@@ -411,21 +407,26 @@ func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{
 		if !ok || ctx.Err() != nil {
 			return
 		}
-		switch {
-		case cl.err != nil:
-			c.out.Reset()
-			c.appendError(cl.errID, cl.err)
-			c.writeOut()
-		case cl.isBatch:
-			c.runBatch(ctx, cl)
-		case cl.req.ID == nil:
-			c.invoke(ctx, &cl.req)
-		default:
-			c.runRequest(ctx, cl)
-		}
+		c.handle(ctx, cl)
 		c.mu.Lock()
 		c.pending--
 		c.mu.Unlock()
+	}
+}
+
+// handle answers cl: its error, its batch, its notification or its request.
+func (c *Conn) handle(ctx context.Context, cl *call) {
+	switch {
+	case cl.err != nil:
+		c.out.Reset()
+		c.appendError(cl.errID, cl.err)
+		c.writeOut()
+	case cl.isBatch:
+		c.runBatch(ctx, cl)
+	case cl.req.ID == nil:
+		c.invoke(ctx, &cl.req)
+	default:
+		c.runRequest(ctx, cl)
 	}
 }
 

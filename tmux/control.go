@@ -231,7 +231,7 @@ func (k *Control) Close() {
 func (k *Control) closeLocked() {
 	prev := k.state
 	k.state = controlClosed
-	if prev != controlOpen || k.proc == nil {
+	if prev != controlOpen {
 		return
 	}
 	// End of input makes the control client detach and exit; it is killed

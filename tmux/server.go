@@ -47,7 +47,7 @@ func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 	if !isPaneID(pane) {
 		return "", fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
 	}
-	out, err := c.run(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
+	out, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
 	if err != nil {
 		return "", classifyTarget(err, "pane "+pane)
 	}

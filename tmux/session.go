@@ -59,7 +59,7 @@ func (c *Client) Session(ctx context.Context) (*Session, error) {
 // chosen in advance.
 func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]paneRow, error) {
 	marker := rand.Text()
-	out, err := c.run(ctx, append(append([]string{"list-panes"}, scope...), "-F", marker+paneFormat)...)
+	out, err := c.query(ctx, append(append([]string{"list-panes"}, scope...), "-F", marker+paneFormat)...)
 	if err != nil {
 		return nil, classifyTarget(err, what)
 	}

@@ -55,10 +55,11 @@ type Client struct {
 	// pause, which is right for tests and plain line-reading programs.
 	EnterDelay time.Duration
 
-	// Control, when not nil, runs the queries (display-message, list-panes)
-	// through a control-mode connection instead of a process each. Commands
-	// that change anything, such as send-keys, always run as a process: a
-	// query can be repeated safely if the connection breaks under it.
+	// Control, when not nil, runs the queries (display-message, list-panes;
+	// see query) through a control-mode connection instead of a process
+	// each. Commands that change anything, such as send-keys, always run as
+	// a process: a query can be repeated safely if the connection breaks
+	// under it.
 	Control *Control
 }
 
@@ -161,15 +162,16 @@ const lateEnterDelay = time.Second
 func (c *Client) key(ctx context.Context, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyTimeout)
 	defer cancel()
-	_, err := c.run(ctx, args...)
+	_, err := c.exec(ctx, args...)
 	return err
 }
 
-// run runs tmux with args and returns its standard output. A failure is
-// always a *RunError carrying the argv and the trimmed standard error, because
-// tmux explains itself only on standard error.
-func (c *Client) run(ctx context.Context, args ...string) (string, error) {
-	if c.Control != nil && (args[0] == "display-message" || args[0] == "list-panes") {
+// query runs a tmux command that only reads, such as display-message or
+// list-panes, on the control connection when there is one (it can be
+// repeated as a process if the connection breaks under it), and as a
+// process otherwise.
+func (c *Client) query(ctx context.Context, args ...string) (string, error) {
+	if c.Control != nil {
 		out, err := c.Control.run(ctx, c, args)
 		if !errors.Is(err, errNoControl) {
 			return out, err
@@ -178,7 +180,9 @@ func (c *Client) run(ctx context.Context, args ...string) (string, error) {
 	return c.exec(ctx, args...)
 }
 
-// exec runs args as a tmux process.
+// exec runs tmux with args as a process and returns its standard output. A
+// failure is always a *RunError carrying the argv and the trimmed standard
+// error, because tmux explains itself only on standard error.
 func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, cmp.Or(c.Bin, "tmux"), args...)
 	var stdout, stderr bytes.Buffer

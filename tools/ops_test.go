@@ -112,3 +112,17 @@ func TestUnusableOwnName(t *testing.T) {
 		}
 	}
 }
+
+// TestSetStatusOutsideTmuxFirst checks that SetStatus asks about tmux
+// before the project root: outside tmux, and outside any project too (a
+// hook can run anywhere), it reports not being in tmux, which status turns
+// into a quiet no-op. An invalid status is refused before either.
+func TestSetStatusOutsideTmuxFirst(t *testing.T) {
+	svc := &tools.Service{StoreErr: errors.New("no project root"), TermErr: tmux.ErrNotInTmux}
+	if err := svc.SetStatus(context.Background(), "ready"); !tools.NotInTmux(err) {
+		t.Errorf("SetStatus outside tmux and a project = %v, want ErrNotInTmux", err)
+	}
+	if err := svc.SetStatus(context.Background(), "asleep"); err == nil || tools.NotInTmux(err) {
+		t.Errorf("SetStatus(asleep) = %v, want the invalid status", err)
+	}
+}

@@ -19,12 +19,12 @@ test:
 	GORACE=atexit_sleep_ms=0 go test -race -count=1 ./...
 	go test -count=1 -run 'TestScript/req_sc005' .
 
-check:
+# make test, then the format, vet and module checks.
+check: test
 	test -z "$$(gofmt -l . | grep -v '^testdata/')"
 	go vet ./...
 	go mod tidy -diff
 	cd interop && go vet ./... && go mod tidy -diff
-	GORACE=atexit_sleep_ms=0 go test -race -count=1 ./...
 
 bench:
 	go test -run='^$$' -bench=. -benchmem ./...
@@ -35,7 +35,7 @@ bench:
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, and the MCP Inspector CLI (needs node and jq).
 interop: build
-	cd interop && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
+	cd interop && go vet ./... && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
 	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh
 
 fuzz:

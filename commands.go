@@ -458,8 +458,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	// The server lives as long as its agent and its live heap is tiny; a
 	// lower GC target keeps its memory from creeping up over thousands of
-	// calls, at a cost too small to see per call.
-	debug.SetGCPercent(25)
+	// calls, at a cost too small to see per call. A GOGC of the user's own
+	// stands.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
+	}
 	if svc.StoreErr != nil {
 		logf("warning: %v (tool calls will fail until this is fixed)", svc.StoreErr)
 	}

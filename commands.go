@@ -23,7 +23,7 @@ import (
 // and the caller's tmux, each with the reason when it is unavailable.
 func (e *env) service(warnPrefix string) *tools.Service {
 	svc := &tools.Service{}
-	root, err := findRoot(e)
+	root, err := findRoot()
 	if err != nil {
 		svc.StoreErr = err
 	} else {
@@ -40,7 +40,7 @@ func (e *env) service(warnPrefix string) *tools.Service {
 	return svc
 }
 
-func findRoot(e *env) (string, error) {
+func findRoot() (string, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -178,7 +178,7 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		// a mailbox that another process holds: the mail stays for the
 		// next time.
 		if svc.Store != nil {
-			svc.Store.Warnf = func(string, ...any) {}
+			svc.Store.Warnf = nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, hookWait)
 		defer cancel()

@@ -92,7 +92,7 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 		return usagef("unexpected argument %q", pos[1])
 	}
 
-	root, err := findRoot(e)
+	root, err := findRoot()
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func classifyLine(line []byte) (lineKind, Message, int, error) {
 	if read {
 		return lineRead, Message{}, 0, nil
 	}
-	m, err := decodeLine(line, read)
+	m, err := decodeLine(line, false)
 	if err != nil {
 		return lineMalformed, Message{}, 0, err
 	}
@@ -75,7 +75,7 @@ func parseLine(line []byte) (m Message, flagOff int, err error) {
 }
 
 // decodeLine decodes a mailbox line whose read_flag locateReadFlag found to
-// be read.
+// be read, the value encoding/json must find too.
 func decodeLine(line []byte, read bool) (m Message, err error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return Message{}, err

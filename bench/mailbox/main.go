@@ -19,8 +19,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -40,6 +38,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 
 	"agentmail/mailbox"
 )
@@ -317,7 +317,7 @@ func (p *project) fill(n, unread int) {
 	created := time.Now().Add(-time.Hour)
 	body := "Please review the change in mailbox/store.go and tell me what you think of it."
 	for i := range n {
-		m := mailbox.Message{ID: uuidV7(created), From: "alice", To: "bob", Message: fmt.Sprintf("%d %s", i, body), CreatedAt: created}
+		m := mailbox.Message{ID: uuid.Must(uuid.NewV7()).String(), From: "alice", To: "bob", Message: fmt.Sprintf("%d %s", i, body), CreatedAt: created}
 		line, err := json.Marshal(m)
 		if err != nil {
 			fatalf("%v", err)
@@ -340,20 +340,6 @@ func (p *project) fill(n, unread int) {
 	if err := os.Remove(filepath.Join(p.root, ".agentmail", "cursors", "bob")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		fatalf("%v", err)
 	}
-}
-
-// uuidV7 returns a UUIDv7 for time t, in the form agentmail writes.
-func uuidV7(t time.Time) string {
-	var b [16]byte
-	if _, err := rand.Read(b[6:]); err != nil {
-		fatalf("%v", err)
-	}
-	var ms [8]byte
-	binary.BigEndian.PutUint64(ms[:], uint64(t.UnixMilli()))
-	copy(b[:6], ms[2:])
-	b[6] = 0x70 | b[6]&0x0f
-	b[8] = 0x80 | b[8]&0x3f
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 var sentRE = regexp.MustCompile(`^Message #([0-9a-f-]{36}) sent\n$`)

@@ -507,3 +507,26 @@ func TestGoldenMatching(t *testing.T) {
 		t.Errorf("normalizeUUIDs:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestCancelledCallNotLogged checks that a tool call ended by a cancellation
+// leaves no log line, while a call that fails on its own does: during a
+// shutdown or a loss of tmux, the line that says why is the only one.
+func TestCancelledCallNotLogged(t *testing.T) {
+	_, logs := converse(t, t.Name(), []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`!hold`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"receive","arguments":{}}}`,
+		`!blocked`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`,
+		`!sync`,
+		`!release`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"send","arguments":{"recipient":"nobody","message":"x"}}}`,
+		`!sync`,
+	})
+	if !strings.Contains(logs, "send: recipient not found") {
+		t.Errorf("the failed send was not logged; log:\n%s", logs)
+	}
+	if strings.Contains(logs, "receive") {
+		t.Errorf("the cancelled receive was logged; log:\n%s", logs)
+	}
+}

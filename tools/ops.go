@@ -135,11 +135,13 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 // before it is marked read, and ctx bounds the wait for the mailbox's lock
 // (see mailbox.Store.ReceiveContext).
 func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
-	st, err := s.store()
+	// tmux first, as for every command that needs it: outside tmux the
+	// answer is "not inside tmux" wherever the command runs.
+	sess, err := s.session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.session(ctx)
+	st, err := s.store()
 	if err != nil {
 		return nil, err
 	}

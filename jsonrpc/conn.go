@@ -121,6 +121,8 @@ type call struct {
 
 	cancel    context.CancelFunc // set when the handler starts
 	cancelled bool               // Cancel was called: run nothing more and answer nothing
+	replied   bool               // the handler answered through Reply; its return values are not sent
+	conn      *Conn              // set when the handler starts, for Reply
 }
 
 // NewConn returns a Conn that reads messages from r, passes them to h and
@@ -438,6 +440,12 @@ func (c *Conn) runRequest(ctx context.Context, cl *call) {
 	}
 	result, err := c.invoke(rctx, &cl.req)
 	cl.cancel()
+	if cl.replied {
+		if err != nil {
+			c.logf("jsonrpc: %q failed after it was answered: %v", cl.req.Method, err)
+		}
+		return
+	}
 	if !c.commit(cl) {
 		return
 	}
@@ -519,8 +527,8 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 }
 
 // start gives a request its own cancellable context just before its handler
-// runs. It reports false, and forgets the request, if it was cancelled while
-// queued.
+// runs, carrying what Reply needs. It reports false, and forgets the
+// request, if it was cancelled while queued.
 func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -528,8 +536,73 @@ func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
 		c.forget(cl)
 		return nil, false
 	}
-	ctx, cl.cancel = context.WithCancel(ctx)
+	cl.conn = c
+	ctx, cl.cancel = context.WithCancel(context.WithValue(ctx, replyKey{}, cl))
 	return ctx, true
+}
+
+// replyKey is the context key under which a request's handler finds its
+// call, for Reply.
+type replyKey struct{}
+
+// replyWait bounds how long Reply waits for its line to be written: a peer
+// that is slow to read delays a handler by at most this much. After it the
+// answer counts as sent and is written on in the background. A variable
+// for tests.
+var replyWait = time.Second
+
+// ErrCancelled is returned by Reply for a request that was cancelled: it
+// must not be answered.
+var ErrCancelled = errors.New("jsonrpc: request cancelled")
+
+// Reply answers the request whose handler was given ctx at once, with
+// result, instead of when the handler returns; what the handler then
+// returns is not sent (an error is logged). It is for handlers that must
+// not act until their answer is out, such as one that marks a message
+// read: if Reply fails, the peer has not been answered.
+//
+// Reply returns ErrCancelled when the request was cancelled, ErrClosed
+// after Serve has returned, the write error when the line could not be
+// written, and nil once the line is written or has been on its way for a
+// second. A request inside a batch is answered with the whole array,
+// after its handler returns, so there Reply writes nothing, returns nil
+// and the handler's return values are sent as usual. Reply must be called
+// on the handler's goroutine, at most once.
+func Reply(ctx context.Context, result any) error {
+	cl, ok := ctx.Value(replyKey{}).(*call)
+	if !ok {
+		return errors.New("jsonrpc: Reply called outside a request handler")
+	}
+	return cl.conn.reply(cl, result)
+}
+
+func (c *Conn) reply(cl *call, result any) error {
+	if cl.req.Batch {
+		return nil
+	}
+	if cl.replied {
+		return errors.New("jsonrpc: request already answered")
+	}
+	if !c.commit(cl) {
+		return ErrCancelled
+	}
+	cl.replied = true
+	// The handler's goroutine owns c.out; the line is copied because the
+	// write may outlive this call.
+	c.out.Reset()
+	c.appendAnswer(cl.req.ID, result, nil)
+	c.out.WriteByte('\n')
+	line := bytes.Clone(c.out.Bytes())
+	done := make(chan error, 1)
+	go func() { done <- c.write(line) }()
+	t := time.NewTimer(replyWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return nil
+	}
 }
 
 // commit removes a finished request from inflight and reports whether it

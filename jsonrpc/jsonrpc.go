@@ -23,7 +23,8 @@
 //     reading meanwhile, so a cancellation or a duplicate id is noticed while
 //     the work it concerns is still queued or running.
 //   - Answers. Every request gets exactly one answer unless it is cancelled;
-//     notifications are never answered. Each answer is written as one line in
+//     notifications are never answered. A handler may send its answer
+//     before it returns (Reply), to act only once the answer is out. Each answer is written as one line in
 //     a single Write call, so concurrent writers can never interleave.
 //   - Shutdown. When the input ends or the context is cancelled, reading
 //     stops and the requests already read are still answered for a bounded

@@ -11,6 +11,17 @@ import (
 	"agentmail/mailbox"
 )
 
+// replyFunc answers a tools/call at once with a successful result, before
+// the tool returns (see jsonrpc.Reply). A tool that must not act until its
+// answer is out, such as receive marking a message read, calls it first and
+// acts only when it returns nil.
+type replyFunc func(text string, structured any) error
+
+// received is receive's structured result for m.
+func received(m *mailbox.Message) map[string]string {
+	return map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
+}
+
 // tool describes one MCP tool: its listing and the function that runs it.
 type tool struct {
 	Name         string          `json:"name"`
@@ -23,7 +34,7 @@ type tool struct {
 	// params lists the argument names in inputSchema; all are required
 	// strings, which is all these four tools need.
 	params []string
-	call   func(s *Service, ctx context.Context, args map[string]string) (text string, structured any, err error)
+	call   func(s *Service, ctx context.Context, args map[string]string, reply replyFunc) (text string, structured any, err error)
 }
 
 type annotations struct {
@@ -56,7 +67,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["message_id"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "Send a message", OpenWorldHint: false},
 			params:      []string{"recipient", "message"},
-			call: func(s *Service, ctx context.Context, args map[string]string) (string, any, error) {
+			call: func(s *Service, ctx context.Context, args map[string]string, _ replyFunc) (string, any, error) {
 				m, err := s.Send(ctx, args["recipient"], args["message"])
 				if err != nil {
 					return "", nil, err
@@ -75,15 +86,20 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"from":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},` +
 				`"status":{"type":"string","const":"No unread messages"}},"additionalProperties":false}`),
 			Annotations: annotations{Title: "Receive a message"},
-			call: func(s *Service, ctx context.Context, _ map[string]string) (string, any, error) {
-				m, err := s.Receive(ctx, nil)
+			call: func(s *Service, ctx context.Context, _ map[string]string, reply replyFunc) (string, any, error) {
+				// The answer goes out before the message is marked read:
+				// one the client never gets (a cancelled call, a closed
+				// connection) stays unread.
+				m, err := s.Receive(ctx, func(m *mailbox.Message) error {
+					return reply(ReceivedText(m), received(m))
+				})
 				if err != nil {
 					return "", nil, err
 				}
 				if m == nil {
 					return NoMail, map[string]string{"status": NoMail}, nil
 				}
-				return ReceivedText(m), map[string]string{"from": m.From, "id": m.ID, "message": m.Message}, nil
+				return ReceivedText(m), received(m), nil
 			},
 		},
 		{
@@ -98,7 +114,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["status"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "Set your status", IdempotentHint: true},
 			params:      []string{"status"},
-			call: func(s *Service, ctx context.Context, args map[string]string) (string, any, error) {
+			call: func(s *Service, ctx context.Context, args map[string]string, _ replyFunc) (string, any, error) {
 				if err := s.SetStatus(ctx, args["status"]); err != nil {
 					return "", nil, err
 				}
@@ -116,7 +132,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["name","is_current"],"additionalProperties":false}}},` +
 				`"required":["recipients"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "List recipients", ReadOnlyHint: true},
-			call: func(s *Service, ctx context.Context, _ map[string]string) (string, any, error) {
+			call: func(s *Service, ctx context.Context, _ map[string]string, _ replyFunc) (string, any, error) {
 				list, err := s.Recipients(ctx)
 				if err != nil {
 					return "", nil, err

@@ -307,14 +307,30 @@ type textContent struct {
 }
 
 func (s *Server) toolsCall(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	return s.callTool(ctx, p)
+	return s.callTool(ctx, p, false)
 }
 
 // callTool runs a tools/call for either era. A malformed call or an
 // unknown tool is a protocol error (-32602); arguments that fail the
 // tool's schema, and failures while running, are tool results with isError
 // set, so the model sees them and can correct itself.
-func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
+func (s *Server) callTool(ctx context.Context, p *params, modern bool) (toolResult, error) {
+	r, err := s.runTool(ctx, p, modern)
+	if err != nil {
+		return toolResult{}, err
+	}
+	return s.finish(r, modern), nil
+}
+
+// finish completes a tools/call result for its era.
+func (s *Server) finish(r toolResult, modern bool) toolResult {
+	if modern {
+		r.ResultType, r.Meta = resultComplete, s.modernMeta
+	}
+	return r
+}
+
+func (s *Server) runTool(ctx context.Context, p *params, modern bool) (toolResult, error) {
 	if !p.present {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: tools/call needs params with a tool name")
 	}
@@ -349,16 +365,24 @@ func (s *Server) callTool(ctx context.Context, p *params) (toolResult, error) {
 	if err != nil {
 		return toolError(err), nil
 	}
-	text, structured, err := t.call(s.svc, ctx, args)
+	reply := func(text string, structured any) error {
+		return jsonrpc.Reply(ctx, s.finish(toolOK(text, structured), modern))
+	}
+	text, structured, err := t.call(s.svc, ctx, args, reply)
 	if err != nil {
 		// A call cancelled by the client or by a shutdown is not answered,
 		// and not worth a log line either.
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, jsonrpc.ErrCancelled) && !errors.Is(err, jsonrpc.ErrClosed) {
 			s.logf("%s: %v", t.Name, err)
 		}
 		return toolError(err), nil
 	}
-	return toolResult{Content: []textContent{{Type: "text", Text: text}}, StructuredContent: structured}, nil
+	return toolOK(text, structured), nil
+}
+
+// toolOK is the result of a call that succeeded.
+func toolOK(text string, structured any) toolResult {
+	return toolResult{Content: []textContent{{Type: "text", Text: text}}, StructuredContent: structured}
 }
 
 // toolError is the result of a call that failed validation or failed while

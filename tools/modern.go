@@ -119,11 +119,10 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 		}
 		return s.modernList, nil
 	case "tools/call":
-		r, err := s.callTool(ctx, p)
+		r, err := s.callTool(ctx, p, true)
 		if err != nil {
 			return nil, err
 		}
-		r.ResultType, r.Meta = resultComplete, s.modernMeta
 		return r, nil
 	case "subscriptions/listen":
 		return s.listen(req, p)

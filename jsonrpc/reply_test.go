@@ -1,0 +1,160 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"agentmail/jsonrpc"
+)
+
+// replying returns a handler whose method "early" reports that it started,
+// waits for goAhead, answers
+// through Reply, reports Reply's error and waits for release before it
+// returns a different result, which must never be sent for a request on
+// its own line; other methods go to testHandler.
+func replying() (h jsonrpc.Handler, goAhead, release chan struct{}, replied chan error) {
+	h, _, goAhead, release, replied = replyingStarted()
+	return h, goAhead, release, replied
+}
+
+func replyingStarted() (h jsonrpc.Handler, started, goAhead, release chan struct{}, replied chan error) {
+	started, goAhead, release = make(chan struct{}, 10), make(chan struct{}), make(chan struct{})
+	replied = make(chan error, 10)
+	h = func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != "early" {
+			return testHandler(ctx, req)
+		}
+		started <- struct{}{}
+		<-goAhead
+		replied <- jsonrpc.Reply(ctx, map[string]string{"from": "reply"})
+		<-release
+		return map[string]string{"from": "return"}, nil
+	}
+	return h, started, goAhead, release, replied
+}
+
+func TestReplyAnswersBeforeTheHandlerReturns(t *testing.T) {
+	h, goAhead, release, replied := replying()
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	close(goAhead)
+	if err := wait(t, replied, "Reply"); err != nil {
+		t.Fatalf("Reply = %v, want nil", err)
+	}
+	// The answer is out while the handler still runs, and the request
+	// behind it waits for the handler.
+	p.waitLines(1)
+	close(release)
+	p.waitLines(2)
+	checkLines(t, p.finish(), []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+	})
+}
+
+func TestReplyCancelled(t *testing.T) {
+	var conn *jsonrpc.Conn
+	h, started, goAhead, release, replied := replyingStarted()
+	preempt, seen := marker(cancelOn(&conn))
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: preempt})
+	conn = p.conn
+	close(release)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
+	wait(t, started, "the handler")
+	p.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}`, markerLine)
+	wait(t, seen, "the marker")
+	close(goAhead)
+	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Fatalf("Reply = %v, want ErrCancelled", err)
+	}
+	p.send(ping)
+	checkLines(t, p.finish(), []string{pong})
+}
+
+func TestReplyWriteError(t *testing.T) {
+	h, goAhead, release, replied := replying()
+	close(goAhead)
+	close(release)
+	var l logs
+	conn := jsonrpc.NewConn(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"early"}`), &failingWriter{}, h, jsonrpc.Options{Logf: l.Logf})
+	if err := conn.Serve(context.Background()); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if err := wait(t, replied, "Reply"); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("Reply = %v, want the write error", err)
+	}
+}
+
+func TestReplyInBatch(t *testing.T) {
+	h, goAhead, release, replied := replying()
+	close(goAhead)
+	close(release)
+	got := serve(t, `[{"jsonrpc":"2.0","id":1,"method":"early"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, h,
+		jsonrpc.Options{Batch: func() bool { return true }})
+	if err := wait(t, replied, "Reply"); err != nil {
+		t.Errorf("Reply = %v, want nil", err)
+	}
+	// A batch is answered as a whole, with what the handlers returned.
+	checkLines(t, got, []string{`[{"jsonrpc":"2.0","id":1,"result":{"from":"return"}},{"jsonrpc":"2.0","id":2,"result":{}}]`})
+}
+
+// stalledWriter blocks every Write until open is closed.
+type stalledWriter struct {
+	recorder
+	open chan struct{}
+}
+
+func (w *stalledWriter) Write(p []byte) (int, error) {
+	<-w.open
+	return w.recorder.Write(p)
+}
+
+func TestReplySlowReader(t *testing.T) {
+	defer jsonrpc.SetReplyWait(50 * time.Millisecond)()
+	h, goAhead, release, replied := replying()
+	close(goAhead)
+	close(release)
+	w := &stalledWriter{open: make(chan struct{})}
+	conn := jsonrpc.NewConn(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n"), w, h, jsonrpc.Options{})
+	done := make(chan error, 1)
+	go func() { done <- conn.Serve(context.Background()) }()
+	// Reply gives up waiting while the line is still blocked; it counts as
+	// sent, and goes out whole once the peer reads.
+	if err := wait(t, replied, "Reply"); err != nil {
+		t.Fatalf("Reply = %v, want nil", err)
+	}
+	close(w.open)
+	if err := wait(t, done, "Serve"); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	checkLines(t, w.lines(t), []string{`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`})
+}
+
+func TestReplyAfterServeReturned(t *testing.T) {
+	h, started, goAhead, release, replied := replyingStarted()
+	close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := startPipe(t, ctx, h, jsonrpc.Options{Grace: -1})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
+	wait(t, started, "the handler")
+	cancel()
+	if err := wait(t, p.done, "Serve"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve = %v, want context.Canceled", err)
+	}
+	close(goAhead)
+	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("Reply = %v, want ErrClosed", err)
+	}
+	if lines := p.out.lines(t); len(lines) != 0 {
+		t.Errorf("wrote %q after Serve returned", lines)
+	}
+}
+
+func TestReplyOutsideAHandler(t *testing.T) {
+	if err := jsonrpc.Reply(context.Background(), nil); err == nil {
+		t.Error("Reply outside a handler = nil, want an error")
+	}
+}

@@ -1,0 +1,115 @@
+package tools_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"agentmail/mailbox"
+	"agentmail/tools"
+)
+
+const (
+	initLine    = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
+	receiveLine = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{}}}` + "\n"
+)
+
+// answerWriter hands each written line to check, and fails the write when
+// check returns an error.
+type answerWriter struct {
+	out   bytes.Buffer
+	check func(line string) error
+}
+
+func (w *answerWriter) Write(p []byte) (int, error) {
+	if err := w.check(string(p)); err != nil {
+		return 0, err
+	}
+	return w.out.Write(p)
+}
+
+// mailForAlice returns a service for alice with one message from bob.
+func mailForAlice(t *testing.T) (*tools.Service, *mailbox.Store) {
+	t.Helper()
+	store := mailbox.New(t.TempDir())
+	if _, err := store.Append("bob", "alice", "for alice"); err != nil {
+		t.Fatal(err)
+	}
+	return &tools.Service{Store: store, Term: newFakeTerm("alice", "alice", "bob")}, store
+}
+
+func unread(t *testing.T, store *mailbox.Store) int {
+	t.Helper()
+	n, err := store.Unread("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The receive tool's answer is written while the message is still unread:
+// marking it read comes after.
+func TestReceiveAnswersBeforeMarkingRead(t *testing.T) {
+	svc, store := mailForAlice(t)
+	answered := false
+	w := &answerWriter{check: func(line string) error {
+		if !strings.Contains(line, `"id":1,`) {
+			return nil
+		}
+		answered = true
+		if !strings.Contains(line, "for alice") {
+			t.Errorf("answer %s lacks the message", line)
+		}
+		data, err := os.ReadFile(store.MailboxPath("alice"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte(`"read_flag":false`)) {
+			t.Errorf("the message was marked read before its answer was written:\n%s", data)
+		}
+		return nil
+	}}
+	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+		t.Fatal(err)
+	}
+	if !answered {
+		t.Fatalf("no answer to the receive call; output:\n%s", w.out.String())
+	}
+	if n := unread(t, store); n != 0 {
+		t.Errorf("%d unread after the answer went out, want 0", n)
+	}
+}
+
+// A receive whose answer cannot be written leaves the message unread, for
+// the next receive, as the CLI does.
+func TestReceiveAnswerLostStaysUnread(t *testing.T) {
+	svc, store := mailForAlice(t)
+	w := &answerWriter{check: func(line string) error {
+		if strings.Contains(line, `"id":1,`) {
+			return errors.New("broken pipe")
+		}
+		return nil
+	}}
+	var logged []string
+	logf := func(format string, args ...any) { logged = append(logged, format) }
+	if err := tools.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+		t.Fatal(err)
+	}
+	if n := unread(t, store); n != 1 {
+		t.Fatalf("%d unread after the answer was lost, want 1", n)
+	}
+	if len(logged) == 0 {
+		t.Error("the lost answer was not logged")
+	}
+
+	var out bytes.Buffer
+	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "for alice") {
+		t.Errorf("the next receive did not get the message:\n%s", out.String())
+	}
+}

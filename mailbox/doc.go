@@ -14,6 +14,12 @@
 //	  recipients.lock                0600, serialises our writers of recipients.jsonl
 //	  cursors/<name>                 0600, read cursor of a mailbox (a hint, see below)
 //
+// Each of these files is opened with OpenRegular (or its locking twin): a
+// symbolic link in its place is not followed, a named pipe or a device is
+// not waited on, and anything that is not a regular file is refused with a
+// *NotRegularError that names it, so nothing is ever read or written through
+// it. The .agentmail directory itself may be a symbolic link.
+//
 // A message line has the keys id, from, to, message, read_flag and created_at,
 // in that order, written by encoding/json in compact form. New ids are UUIDv7;
 // created_at is RFC 3339 with nanoseconds in local time. A state line has the

@@ -10,8 +10,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // The statuses an agent can have.
@@ -267,14 +265,14 @@ func (s *Store) SetStatus(name, status, pane string) error {
 func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
 	path := s.StatesPath()
 	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 	}
 	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 		return err
 	}
-	mu, err := lockedfile.OpenFile(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	mu, _, err := lockedOpen(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

@@ -89,23 +89,19 @@ func (s *Store) cursorPath(name string) string {
 	return filepath.Join(s.cursorDir(), name)
 }
 
-// openLocked opens path with lockedfile (an exclusive lock for a write flag,
-// a shared one otherwise) and makes sure that, once the lock is held, path
-// still names the locked inode. A mailbox replaced by a rename or removed
-// while we waited for its lock is opened again, so nothing is ever written to
-// an orphaned inode and no reader trusts one.
+// openLocked opens path with lockedOpen (an exclusive lock for a write flag,
+// a shared one otherwise; only a regular file, never through a symbolic
+// link) and makes sure that, once the lock is held, path still names the
+// locked inode. A mailbox replaced by a rename or removed while we waited
+// for its lock is opened again, so nothing is ever written to an orphaned
+// inode and no reader trusts one.
 func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
 	for {
-		f, err := lockedfile.OpenFile(path, flag, perm)
+		f, fi, err := lockedOpen(path, flag, perm)
 		if err != nil {
 			return nil, nil, err
 		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		pi, err := os.Stat(path)
+		pi, err := os.Lstat(path)
 		if err == nil && os.SameFile(fi, pi) {
 			return f, fi, nil
 		}
@@ -442,12 +438,18 @@ func (s *Store) Mailboxes() ([]string, error) {
 
 // Ignored reads the names listed in <root>/.agentmailignore: one name a
 // line, surrounding space trimmed, blank lines skipped. There are no
-// comments or patterns. A missing file is an empty set.
+// comments or patterns. A missing file is an empty set; a symbolic link, a
+// named pipe or anything else that is not a regular file is an error.
 func (s *Store) Ignored() (map[string]bool, error) {
-	data, err := os.ReadFile(filepath.Join(s.Root, ignoreFileName))
+	f, _, err := OpenRegular(filepath.Join(s.Root, ignoreFileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]bool{}, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,16 @@
 
 package mailbox
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
+
+// openFlags is empty: these systems have no O_NOFOLLOW, and their opens do
+// not wait on pipes. A non-regular file is still refused after the open.
+const openFlags = 0
+
+func setBlocking(*os.File) error { return nil }
 
 // fileID returns 0: the cursor then relies on its line fingerprint alone.
 func fileID(fs.FileInfo) uint64 { return 0 }

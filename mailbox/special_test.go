@@ -1,0 +1,228 @@
+//go:build unix
+
+package mailbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// within runs fn and fails the test when it has not returned after a few
+// seconds: an open that waits on a named pipe never returns.
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s still blocked after 5s", what)
+	}
+}
+
+// special is something other than a regular file, put where a file of
+// agentmail's belongs.
+type special struct {
+	name string
+	make func(t *testing.T, path string)
+	what string // how NotRegularError describes it
+}
+
+// specials returns a symbolic link to target, a dangling link to dangling,
+// a named pipe and a directory.
+func specials(target, dangling string) []special {
+	link := func(to string) func(*testing.T, string) {
+		return func(t *testing.T, path string) {
+			t.Helper()
+			if err := os.Symlink(to, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return []special{
+		{"symlink", link(target), "a symbolic link"},
+		{"dangling-symlink", link(dangling), "a symbolic link"},
+		{"fifo", func(t *testing.T, path string) {
+			t.Helper()
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "a named pipe"},
+		{"directory", func(t *testing.T, path string) {
+			t.Helper()
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "a directory"},
+	}
+}
+
+// wantNotRegular checks that err is a *NotRegularError for path that says
+// what it found.
+func wantNotRegular(t *testing.T, op string, err error, path, what string) {
+	t.Helper()
+	var nr *NotRegularError
+	if !errors.As(err, &nr) || nr.Path != path {
+		t.Errorf("%s: err = %v; want a NotRegularError for %s", op, err, path)
+		return
+	}
+	if want := path + " is " + what + ", not a regular file; remove it"; !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %q; want it to contain %q", op, err, want)
+	}
+}
+
+// wantUnchanged checks that path still holds content; an empty content
+// means that path must not exist.
+func wantUnchanged(t *testing.T, path, content string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	switch {
+	case content == "" && !errors.Is(err, os.ErrNotExist):
+		t.Errorf("%s was created: %q, %v", path, b, err)
+	case content != "" && string(b) != content:
+		t.Errorf("%s changed: %q, %v; want %q", path, b, err, content)
+	}
+}
+
+// TestMailboxNotRegular: a mailbox that is a symbolic link (to another
+// agent's mailbox, or to a file outside .agentmail), a named pipe or a
+// directory is refused by every operation, at once, with an error that
+// names it; nothing is written through it.
+func TestMailboxNotRegular(t *testing.T) {
+	for _, sp := range specials("alice.jsonl", "../../outside/new") {
+		t.Run(sp.name, func(t *testing.T) {
+			s, w := newStore(t)
+			mustAppend(t, s, "bob", "alice", "for alice")
+			alice := readFile(t, s.MailboxPath("alice"))
+			outside := filepath.Join(s.Root, "outside")
+			if err := os.Mkdir(outside, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := s.MailboxPath("bob")
+			sp.make(t, path)
+
+			within(t, "Append", func() {
+				_, err := s.Append("alice", "bob", "for bob")
+				wantNotRegular(t, "Append", err, path, sp.what)
+			})
+			within(t, "Receive", func() {
+				m, err := s.Receive("bob")
+				if m != nil {
+					t.Errorf("Receive = %+v", *m)
+				}
+				wantNotRegular(t, "Receive", err, path, sp.what)
+			})
+			within(t, "Unread", func() {
+				_, err := s.Unread("bob")
+				wantNotRegular(t, "Unread", err, path, sp.what)
+			})
+			wantUnchanged(t, s.MailboxPath("alice"), alice)
+			wantUnchanged(t, filepath.Join(outside, "new"), "")
+			if _, err := os.Stat(s.cursorPath("bob")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a cursor was written for bob: %v", err)
+			}
+			wantNoWarnings(t, w)
+		})
+	}
+}
+
+// TestStatesNotRegular: recipients.jsonl or recipients.lock in the form of
+// a symbolic link, a named pipe or a directory makes state reads and writes
+// and cleanup fail at once with an error that names the file; the file a
+// link points to is neither written nor created.
+func TestStatesNotRegular(t *testing.T) {
+	for _, file := range []string{statesFile, statesLockFile} {
+		for _, sp := range specials("mailboxes/alice.jsonl", "../outside") {
+			t.Run(file+"/"+sp.name, func(t *testing.T) {
+				s, _ := newStore(t)
+				mustAppend(t, s, "bob", "alice", "for alice")
+				alice := readFile(t, s.MailboxPath("alice"))
+				if file == statesLockFile {
+					if err := s.SetStatus("alice", StatusReady, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				path := filepath.Join(s.Dir(), file)
+				os.Remove(path)
+				sp.make(t, path)
+
+				within(t, "SetStatus", func() {
+					wantNotRegular(t, "SetStatus", s.SetStatus("bob", StatusWork, ""), path, sp.what)
+				})
+				within(t, "Cleanup", func() {
+					_, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Hour})
+					wantNotRegular(t, "Cleanup", err, path, sp.what)
+				})
+				if file == statesFile {
+					within(t, "States", func() {
+						_, err := s.States()
+						wantNotRegular(t, "States", err, path, sp.what)
+					})
+				}
+				wantUnchanged(t, s.MailboxPath("alice"), alice)
+				wantUnchanged(t, filepath.Join(s.Root, "outside"), "")
+			})
+		}
+	}
+}
+
+// TestIgnoredNotRegular: a .agentmailignore that is a symbolic link or a
+// named pipe is an error, returned at once.
+func TestIgnoredNotRegular(t *testing.T) {
+	for _, sp := range specials("names", "nowhere") {
+		t.Run(sp.name, func(t *testing.T) {
+			s, _ := newStore(t)
+			if err := os.WriteFile(filepath.Join(s.Root, "names"), []byte("bob\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(s.Root, ignoreFileName)
+			sp.make(t, path)
+			within(t, "Ignored", func() {
+				set, err := s.Ignored()
+				if set != nil {
+					t.Errorf("Ignored = %v", set)
+				}
+				wantNotRegular(t, "Ignored", err, path, sp.what)
+			})
+		})
+	}
+}
+
+// TestLinkedDirectory: .agentmail itself may be a symbolic link; only the
+// files in it are checked.
+func TestLinkedDirectory(t *testing.T) {
+	s, w := newStore(t)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, s.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Root, ignoreFileName), []byte("carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := mustAppend(t, s, "alice", "bob", "through the link")
+	wantUnread(t, s, "bob", 1)
+	if got := mustReceive(t, s, "bob"); got.ID != m.ID {
+		t.Errorf("received %+v; want %+v", *got, m)
+	}
+	if err := s.SetStatus("bob", StatusReady, ""); err != nil {
+		t.Fatal(err)
+	}
+	if sts, err := s.States(); err != nil || len(sts) != 1 || sts[0].Recipient != "bob" {
+		t.Errorf("States = %+v, %v", sts, err)
+	}
+	if set, err := s.Ignored(); err != nil || !set["carol"] {
+		t.Errorf("Ignored = %v, %v", set, err)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, mailboxesDir, "bob"+mailboxExt)); err != nil {
+		t.Error(err)
+	}
+	wantNoWarnings(t, w)
+}

@@ -65,8 +65,12 @@ func decodeCursor(b []byte) (cursor, bool) {
 type cursorFile struct {
 	s    *Store
 	name string
-	f    *os.File // nil while the file does not exist
+	f    *os.File // nil while the file does not exist, or when err is set
 	size int      // bytes the file holds, -1 when unknown
+	// err is why an existing cursor file could not be opened: it is not a
+	// regular file (a symbolic link, say), or it cannot be read. Such a
+	// file is ignored, never written or replaced.
+	err error
 }
 
 // openCursor opens name's cursor file, for reading and, with write, for
@@ -76,11 +80,15 @@ func (s *Store) openCursor(name string, write bool) *cursorFile {
 	if write {
 		flag = os.O_RDWR
 	}
-	f, err := os.OpenFile(s.cursorPath(name), flag, 0)
-	if err != nil {
-		f = nil
+	cf := &cursorFile{s: s, name: name, size: -1}
+	f, _, err := OpenRegular(s.cursorPath(name), flag, 0)
+	switch {
+	case err == nil:
+		cf.f = f
+	case !errors.Is(err, fs.ErrNotExist):
+		cf.err = err
 	}
-	return &cursorFile{s: s, name: name, f: f, size: -1}
+	return cf
 }
 
 func (cf *cursorFile) close() {
@@ -122,14 +130,17 @@ func (cf *cursorFile) load(mb *os.File, fi fs.FileInfo) cursor {
 // truncate-then-write costs a flush at close. A torn cursor fails to decode
 // and only costs a full scan, so there is no fsync.
 func (cf *cursorFile) save(c cursor) error {
+	if cf.err != nil {
+		return nil // Ignored, and reported, already.
+	}
 	if cf.f == nil {
 		path := cf.s.cursorPath(cf.name)
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err := OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := os.MkdirAll(cf.s.cursorDir(), 0o700); err != nil {
 				return err
 			}
-			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+			f, _, err = OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 		}
 		if err != nil {
 			return err

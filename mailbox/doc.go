@@ -70,8 +70,11 @@
 // it is only a hint, and a cursor that is torn, stale or lost costs one full
 // scan, never a wrong answer. (Only a rewrite by another program that puts a
 // byte-identical line, with the same id, at exactly the same offset of the
-// same inode could mislead it.) Unread counts with the same cursor under a
-// shared lock and never writes anything.
+// same inode could mislead it.) A cursor file that is not a regular file, or
+// cannot be opened, is ignored: the receive scans from the start, warns
+// once, and neither writes the file nor replaces it. Unread counts with the
+// same cursor under a shared lock, ignores an unusable one silently, and
+// never writes anything.
 //
 // # Damaged lines
 //

@@ -226,3 +226,53 @@ func TestLinkedDirectory(t *testing.T) {
 	}
 	wantNoWarnings(t, w)
 }
+
+// TestCursorNotRegular: a cursor file that is a symbolic link (to another
+// agent's mailbox, or out of .agentmail), a named pipe or a directory does
+// not stop mail. A receive ignores it with one warning and scans from the
+// start, never writes through it or replaces it; Unread ignores it silently.
+func TestCursorNotRegular(t *testing.T) {
+	for _, sp := range specials("../mailboxes/alice.jsonl", "../../outside") {
+		t.Run(sp.name, func(t *testing.T) {
+			s, w := newStore(t)
+			mustAppend(t, s, "bob", "alice", "for alice")
+			alice := readFile(t, s.MailboxPath("alice"))
+			ms := appendN(t, s, "bob", 2)
+			if err := os.MkdirAll(s.cursorDir(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := s.cursorPath("bob")
+			sp.make(t, path)
+			before, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			within(t, "Unread", func() { wantUnread(t, s, "bob", 2) })
+			wantNoWarnings(t, w)
+			for _, m := range append(ms, Message{}) {
+				within(t, "Receive", func() {
+					got, err := s.Receive("bob")
+					switch {
+					case err != nil:
+						t.Fatalf("Receive: %v", err)
+					case m.ID == "" && got != nil:
+						t.Errorf("Receive = %+v; want no message", *got)
+					case m.ID != "" && (got == nil || got.ID != m.ID):
+						t.Errorf("Receive = %+v; want %+v", got, m)
+					}
+				})
+				msgs := w.take()
+				want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " is " + sp.what + ", not a regular file; remove it"
+				if len(msgs) != 1 || msgs[0] != want {
+					t.Errorf("warnings %q; want one: %q", msgs, want)
+				}
+			}
+			wantUnchanged(t, s.MailboxPath("alice"), alice)
+			wantUnchanged(t, filepath.Join(s.Root, "outside"), "")
+			if after, err := os.Lstat(path); err != nil || after.Mode().Type() != before.Mode().Type() {
+				t.Errorf("the cursor's place now holds %v, %v; want the %s left alone", after, err, sp.name)
+			}
+		})
+	}
+}

@@ -274,6 +274,10 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 	}
 	cf := s.openCursor(name, true)
 	defer cf.close()
+	if cf.err != nil {
+		// The cursor is a hint: without it the receive scans from the start.
+		s.warnf("ignoring the read cursor of %s: %v", path, cf.err)
+	}
 	start := cf.load(f.File, fi)
 	var found *Message
 	// The cursor moves past the last line scanned; that line is kept, to be
@@ -329,7 +333,8 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 
 // Unread counts the unread messages of name's mailbox (0 when it has none).
 // It holds a shared lock, starts at the read cursor like Receive does, and
-// writes nothing; malformed lines are not counted and not reported.
+// writes nothing; malformed lines are not counted and not reported, and
+// neither is a cursor file that cannot be used.
 func (s *Store) Unread(name string) (int, error) {
 	return s.countUnread(name, -1)
 }

@@ -237,7 +237,7 @@ func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
 		return fmt.Errorf("finding this program to start the daemon: %w", err)
 	}
 	logPath := filepath.Join(st.Dir(), mailman.LogFileName)
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logFile, _, err := mailbox.OpenRegular(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,13 @@ type Lock struct {
 
 // Acquire takes the mailman lock on path (the PID file) for this process
 // and writes its PID into it. When another live process holds the lock it
-// returns a *RunningError with that process's PID.
+// returns a *RunningError with that process's PID. A PID file that is not a
+// regular file (a symbolic link, a named pipe) is refused with a
+// *mailbox.NotRegularError, never locked, written or waited on.
 func Acquire(path string) (*Lock, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err := mailbox.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}
@@ -137,11 +139,12 @@ func (l *Lock) Release() error {
 }
 
 // Running returns the PID of the mailman that holds the lock on path, or 0
-// when none does. It never removes or writes the file.
+// when none does. It never removes or writes the file, and refuses one that
+// is not a regular file as Acquire does.
 func Running(path string) (int, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
-		f, err := os.Open(path)
+		f, _, err := mailbox.OpenRegular(path, os.O_RDONLY, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil
 		}
@@ -171,13 +174,14 @@ func Running(path string) (int, error) {
 	}
 }
 
-// samePath reports whether path still names the file f.
+// samePath reports whether path still names the file f itself, not a
+// symbolic link to it.
 func samePath(f *os.File, path string) bool {
 	fi, err := f.Stat()
 	if err != nil {
 		return false
 	}
-	pi, err := os.Stat(path)
+	pi, err := os.Lstat(path)
 	return err == nil && os.SameFile(fi, pi)
 }
 

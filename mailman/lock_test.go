@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"agentmail/mailbox"
 )
 
 func readFile(t *testing.T, path string) string {
@@ -226,5 +229,77 @@ func TestLockAcrossProcesses(t *testing.T) {
 	l.Release()
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("taking over from a dead holder took %v", d)
+	}
+}
+
+// TestLockNotRegular: a PID file that is a symbolic link (to a mailbox, or
+// to nowhere), a named pipe or a directory is refused at once by Acquire,
+// Running and Stop, with an error naming it; nothing is written through it
+// or created where it points.
+func TestLockNotRegular(t *testing.T) {
+	kinds := []struct {
+		name, what string
+		make       func(path string) error
+	}{
+		{"symlink", "a symbolic link", func(path string) error { return os.Symlink("mailboxes/bob.jsonl", path) }},
+		{"dangling-symlink", "a symbolic link", func(path string) error { return os.Symlink("../outside", path) }},
+		{"fifo", "a named pipe", func(path string) error { return syscall.Mkfifo(path, 0o600) }},
+		{"directory", "a directory", func(path string) error { return os.Mkdir(path, 0o700) }},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, ".agentmail")
+			bob := filepath.Join(dir, "mailboxes", "bob.jsonl")
+			const mail = `{"id":"x","from":"alice","to":"bob","message":"hi","read_flag":false}` + "\n"
+			if err := os.MkdirAll(filepath.Dir(bob), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(bob, []byte(mail), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, PIDFileName)
+			if err := k.make(path); err != nil {
+				t.Fatal(err)
+			}
+			want := path + " is " + k.what + ", not a regular file; remove it"
+			check := func(op string, err error) {
+				t.Helper()
+				var nr *mailbox.NotRegularError
+				if !errors.As(err, &nr) || err.Error() != want {
+					t.Errorf("%s: err = %v; want %q", op, err, want)
+				}
+			}
+			calls := []struct {
+				op string
+				fn func() error
+			}{
+				{"Acquire", func() error {
+					l, err := Acquire(path)
+					if l != nil {
+						l.Release()
+					}
+					return err
+				}},
+				{"Running", func() error { _, err := Running(path); return err }},
+				{"Stop", func() error { _, err := Stop(path, time.Second); return err }},
+			}
+			for _, c := range calls {
+				done := make(chan error, 1)
+				go func() { done <- c.fn() }()
+				select {
+				case err := <-done:
+					check(c.op, err)
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s still blocked after 5s", c.op)
+				}
+			}
+			if got := readFile(t, bob); got != mail {
+				t.Errorf("bob's mailbox holds %q; want %q", got, mail)
+			}
+			if _, err := os.Lstat(filepath.Join(root, "outside")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the link's target was created: %v", err)
+			}
+		})
 	}
 }

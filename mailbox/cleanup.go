@@ -42,7 +42,8 @@ type CleanupReport struct {
 //
 // Each file is planned and changed under its own lock, by the same code in
 // a dry run and a real one, so a dry run reports exactly what a real run at
-// that moment removes. A mailbox is rewritten through a synced temporary
+// that moment removes. A dry run opens every file read-only, under a shared
+// lock, and writes nothing, so it works on files it may not write. A mailbox is rewritten through a synced temporary
 // file and a rename, and an emptied one is unlinked under its lock; since
 // every locker checks that it holds the lock of the current file, a message
 // appended while Cleanup runs is never lost.
@@ -65,7 +66,7 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		}
 	}
 
-	err := s.editStates(false, func(lines []stateLine) ([]stateLine, bool) {
+	err := s.editStates(false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
 		kept := lines[:0:0]
 		for _, l := range lines {
 			switch {
@@ -107,7 +108,13 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 // the number of messages removed and whether the mailbox went.
 func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (removed int, gone bool, err error) {
 	path := s.MailboxPath(name)
-	f, _, err := openLocked(path, os.O_RDWR, 0)
+	// A dry run only reads, so it needs no more than read permission and a
+	// shared lock, which still keeps writers out while it reads.
+	flag := os.O_RDWR
+	if dryRun {
+		flag = os.O_RDONLY
+	}
+	f, _, err := openLocked(path, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}

@@ -5,7 +5,9 @@ package mailbox
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -274,5 +276,66 @@ func TestCursorNotRegular(t *testing.T) {
 				t.Errorf("the cursor's place now holds %v, %v; want the %s left alone", after, err, sp.name)
 			}
 		})
+	}
+}
+
+// readOnly makes paths impossible to open for writing, root or not: mode
+// 0400 (0500 for a directory) and, for root, the immutable attribute. The
+// test is skipped when that cannot be done here.
+func readOnly(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := fi.Mode().Perm()
+		ro := os.FileMode(0o400)
+		if fi.IsDir() {
+			ro = 0o500
+		}
+		if err := os.Chmod(p, ro); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(p, mode) })
+		if os.Geteuid() != 0 {
+			continue
+		}
+		if out, err := exec.Command("chattr", "+i", p).CombinedOutput(); err != nil {
+			t.Skipf("cannot make %s immutable: %v: %s", p, err, out)
+		}
+		t.Cleanup(func() { exec.Command("chattr", "-i", p).Run() })
+	}
+	f, err := os.OpenFile(paths[0], os.O_RDWR, 0)
+	if err == nil {
+		f.Close()
+		t.Skipf("%s can still be opened for writing", paths[0])
+	}
+}
+
+// TestCleanupDryRunReadOnly: a dry run only reads, so it works on
+// mailboxes, recipients.jsonl and an .agentmail directory it may not
+// write, and reports what a real run would remove.
+func TestCleanupDryRunReadOnly(t *testing.T) {
+	s := cleanupFixture(t)
+	names, err := s.Mailboxes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, name := range names {
+		paths = append(paths, s.MailboxPath(name))
+	}
+	paths = append(paths, s.StatesPath(), s.MailboxDir(), s.cursorDir(), s.Dir())
+	before := snapshot(t, s.Root)
+	readOnly(t, paths...)
+
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}, DryRun: true}
+	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
+	if got, err := s.Cleanup(opt); err != nil || got != want {
+		t.Errorf("dry run on read-only files = %+v, %v; want %+v", got, err, want)
+	}
+	if after := snapshot(t, s.Root); !reflect.DeepEqual(before, after) {
+		t.Errorf("the dry run changed files:\nbefore %v\nafter  %v", before, after)
 	}
 }

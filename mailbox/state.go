@@ -203,7 +203,7 @@ func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) e
 		return err
 	}
 	var encErr error
-	err := s.editStates(true, func(lines []stateLine) ([]stateLine, bool) {
+	err := s.editStates(true, false, func(lines []stateLine) ([]stateLine, bool) {
 		i := 0
 		for i < len(lines) && (lines[i].st == nil || lines[i].st.Recipient != name) {
 			i++
@@ -261,25 +261,34 @@ func (s *Store) SetStatus(name, status, pane string) error {
 // true, replaces the file with the lines it returned. It holds the state
 // lock (serialising our writers) and an exclusive lock on recipients.jsonl
 // (excluding the earlier tool's in-place rewrites) throughout. Without
-// create, a missing file is left missing and edit is not called.
-func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
+// create, a missing file is left missing and edit is not called. With
+// readOnly (a dry run), the file is only read, under a shared lock, and
+// nothing is written whatever edit returns.
+func (s *Store) editStates(create, readOnly bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
 	path := s.StatesPath()
 	if !create {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 	}
-	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
-		return err
+	flag := os.O_RDWR
+	if readOnly {
+		// A shared lock on the file is enough to read it whole; our
+		// writers replace it by rename, which openLocked notices.
+		flag = os.O_RDONLY
+	} else {
+		if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+			return err
+		}
+		mu, _, err := lockedOpen(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		defer mu.Close()
 	}
-	mu, _, err := lockedOpen(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer mu.Close()
 
 	var data []byte
-	f, _, err := openLocked(path, os.O_RDWR, 0)
+	f, _, err := openLocked(path, flag, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !create {
@@ -294,7 +303,7 @@ func (s *Store) editStates(create bool, edit func([]stateLine) ([]stateLine, boo
 		}
 	}
 	lines, write := edit(splitStateLines(data))
-	if !write {
+	if !write || readOnly {
 		return nil
 	}
 	return writeFileAtomic(path, joinStateLines(lines))

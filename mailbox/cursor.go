@@ -68,8 +68,8 @@ type cursorFile struct {
 	f    *os.File // nil while the file does not exist, or when err is set
 	size int      // bytes the file holds, -1 when unknown
 	// err is why an existing cursor file could not be opened: it is not a
-	// regular file (a symbolic link, say), or it cannot be read. Such a
-	// file is ignored, never written or replaced.
+	// regular file (a symbolic link, say), it has another hard link, or it
+	// cannot be read. Such a file is ignored, never written or replaced.
 	err error
 }
 
@@ -80,8 +80,12 @@ func (s *Store) openCursor(name string, write bool) *cursorFile {
 	if write {
 		flag = os.O_RDWR
 	}
+	open := OpenRegular
+	if write {
+		open = OpenOwn
+	}
 	cf := &cursorFile{s: s, name: name, size: -1}
-	f, _, err := OpenRegular(s.cursorPath(name), flag, 0)
+	f, _, err := open(s.cursorPath(name), flag, 0)
 	switch {
 	case err == nil:
 		cf.f = f
@@ -135,12 +139,12 @@ func (cf *cursorFile) save(c cursor) error {
 	}
 	if cf.f == nil {
 		path := cf.s.cursorPath(cf.name)
-		f, _, err := OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err := OpenOwn(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := os.MkdirAll(cf.s.cursorDir(), 0o700); err != nil {
 				return err
 			}
-			f, _, err = OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+			f, _, err = OpenOwn(path, os.O_RDWR|os.O_CREATE, 0o600)
 		}
 		if err != nil {
 			return err

@@ -18,7 +18,8 @@
 // symbolic link in its place is not followed, a named pipe or a device is
 // not waited on, and anything that is not a regular file is refused with a
 // *NotRegularError that names it, so nothing is ever read or written through
-// it. The .agentmail directory itself may be a symbolic link.
+// it. A cursor, which is overwritten in place, must also have no other hard
+// link (OpenOwn). The .agentmail directory itself may be a symbolic link.
 //
 // A message line has the keys id, from, to, message, read_flag and created_at,
 // in that order, written by encoding/json in compact form. New ids are UUIDv7;
@@ -70,8 +71,8 @@
 // it is only a hint, and a cursor that is torn, stale or lost costs one full
 // scan, never a wrong answer. (Only a rewrite by another program that puts a
 // byte-identical line, with the same id, at exactly the same offset of the
-// same inode could mislead it.) A cursor file that is not a regular file, or
-// cannot be opened, is ignored: the receive scans from the start, warns
+// same inode could mislead it.) A cursor file that is not a regular file,
+// has another hard link, or cannot be opened, is ignored: the receive scans from the start, warns
 // once, and neither writes the file nor replaces it. Unread counts with the
 // same cursor under a shared lock, ignores an unusable one silently, and
 // never writes anything.

@@ -60,6 +60,21 @@ func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo
 	return f, fi, nil
 }
 
+// OpenOwn is OpenRegular for a file that agentmail overwrites in place (a
+// read cursor, the mailman's PID file): the file must also have no other
+// hard link, since writing it would change whatever else the link names.
+func OpenOwn(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
+	f, fi, err := OpenRegular(path, flag, perm)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := links(fi); n > 1 {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s has %d hard links, so writing it would change another file too; remove it", path, n)
+	}
+	return f, fi, nil
+}
+
 // lockedOpen is OpenRegular through lockedfile: the file is locked (an
 // exclusive lock for a write flag, a shared one otherwise) before it is
 // checked. A lock on a named pipe or a device does not wait unless another

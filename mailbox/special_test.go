@@ -339,3 +339,31 @@ func TestCleanupDryRunReadOnly(t *testing.T) {
 		t.Errorf("the dry run changed files:\nbefore %v\nafter  %v", before, after)
 	}
 }
+
+// TestCursorHardLink: a cursor file that is another name of alice's
+// mailbox is ignored by bob's receive, with one warning each time, and
+// alice's mailbox keeps her mail.
+func TestCursorHardLink(t *testing.T) {
+	s, w := newStore(t)
+	mustAppend(t, s, "bob", "alice", "for alice")
+	alice := readFile(t, s.MailboxPath("alice"))
+	ms := appendN(t, s, "bob", 2)
+	if err := os.MkdirAll(s.cursorDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := s.cursorPath("bob")
+	if err := os.Link(s.MailboxPath("alice"), path); err != nil {
+		t.Fatal(err)
+	}
+	wantUnread(t, s, "bob", 2)
+	wantDelivered(t, s, "bob", ms)
+	msgs := w.take()
+	want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " has 2 hard links, so writing it would change another file too; remove it"
+	if len(msgs) != 3 || msgs[0] != want || msgs[1] != want || msgs[2] != want {
+		t.Errorf("warnings %q; want three times %q", msgs, want)
+	}
+	wantUnchanged(t, s.MailboxPath("alice"), alice)
+	if got := mustReceive(t, s, "alice"); got.Message != "for alice" {
+		t.Errorf("alice received %+v", *got)
+	}
+}

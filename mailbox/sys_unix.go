@@ -24,3 +24,11 @@ func fileID(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// links returns the number of hard links of fi.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

@@ -65,12 +65,12 @@ type Lock struct {
 // Acquire takes the mailman lock on path (the PID file) for this process
 // and writes its PID into it. When another live process holds the lock it
 // returns a *RunningError with that process's PID. A PID file that is not a
-// regular file (a symbolic link, a named pipe) is refused with a
-// *mailbox.NotRegularError, never locked, written or waited on.
+// regular file (a symbolic link, a named pipe), or has another hard link,
+// is refused, never locked, written or waited on.
 func Acquire(path string) (*Lock, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
-		f, _, err := mailbox.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err := mailbox.OpenOwn(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}

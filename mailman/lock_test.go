@@ -303,3 +303,28 @@ func TestLockNotRegular(t *testing.T) {
 		})
 	}
 }
+
+// TestLockHardLink: a PID file that is another name of bob's mailbox is
+// refused by Acquire, and bob's mail is not overwritten.
+func TestLockHardLink(t *testing.T) {
+	dir := t.TempDir()
+	bob := filepath.Join(dir, "bob.jsonl")
+	const mail = `{"id":"x","from":"alice","to":"bob","message":"hi","read_flag":false}` + "\n"
+	if err := os.WriteFile(bob, []byte(mail), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, PIDFileName)
+	if err := os.Link(bob, path); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(path)
+	if want := path + " has 2 hard links, so writing it would change another file too; remove it"; err == nil || err.Error() != want {
+		t.Errorf("Acquire: err = %v; want %q", err, want)
+	}
+	if l != nil {
+		l.Release()
+	}
+	if got := readFile(t, bob); got != mail {
+		t.Errorf("bob's mailbox holds %q; want %q", got, mail)
+	}
+}

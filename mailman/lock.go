@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"agentmail/mailbox"
@@ -30,8 +32,10 @@ func PIDPath(st *mailbox.Store) string { return filepath.Join(st.Dir(), PIDFileN
 // try: whoever gets the lock runs, everyone else reads the holder's PID from
 // the file and gives up. The kernel drops the lock when its holder dies,
 // however it dies, so no PID is ever trusted on its own and there is no
-// stale-PID logic. A mailman that stops cleanly removes the file while it
-// still holds the lock. Every locker checks, once it holds a lock, that the
+// stale-PID logic, except for the earlier tool's mailman, which takes no
+// lock and is recognised by its PID and command line (earlierMailman). A
+// mailman that stops cleanly removes the file while it still holds the
+// lock. Every locker checks, once it holds a lock, that the
 // path still names the file it locked and starts over otherwise, so a
 // removed file never lets two mailmen lock two different files. The file
 // holds "<pid>\n", the content the earlier tool writes and reads.
@@ -83,6 +87,10 @@ func Acquire(path string) (*Lock, error) {
 			if !samePath(f, path) {
 				f.Close()
 				continue
+			}
+			if pid := readPID(f); earlierMailman(pid) {
+				f.Close()
+				return nil, &RunningError{PID: pid}
 			}
 			if err := writePID(f, os.Getpid()); err != nil {
 				f.Close()
@@ -159,7 +167,11 @@ func Running(path string) (int, error) {
 			return 0, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if got {
+			pid := readPID(f)
 			f.Close()
+			if earlierMailman(pid) {
+				return pid, nil
+			}
 			return 0, nil
 		}
 		pid := readPID(f)
@@ -172,6 +184,27 @@ func Running(path string) (int, error) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// earlierMailman reports whether pid, read from an unlocked PID file, is a
+// live mailman of the earlier tool, which writes its PID file without
+// taking the lock: a process other than this one whose command line is an
+// agentmail binary's "mailman". The command line keeps a PID that a
+// killed mailman left behind, since reused by another program, from
+// passing for one. Without /proc to read it, the answer is false.
+func earlierMailman(pid int) bool {
+	if pid <= 0 || pid == os.Getpid() || !alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	i := slices.Index(args, "mailman")
+	return i > 0 && slices.ContainsFunc(args[:i], func(a string) bool {
+		return strings.Contains(filepath.Base(a), "agentmail")
+	})
 }
 
 // samePath reports whether path still names the file f itself, not a

@@ -328,3 +328,90 @@ func TestLockHardLink(t *testing.T) {
 		t.Errorf("bob's mailbox holds %q; want %q", got, mail)
 	}
 }
+
+// TestLockSleeperProcess is not a test: TestLockEarlierToolMailman runs
+// the test binary with it, under the name agentmail and with the argument
+// mailman, to stand for the earlier tool's mailman.
+func TestLockSleeperProcess(t *testing.T) {
+	if os.Getenv("MAILMAN_TEST_SLEEP") == "" {
+		t.Skip("helper process only")
+	}
+	os.Stdout.WriteString("ready\n")
+	os.Stdin.Read(make([]byte, 1)) // until the parent closes it
+	os.Exit(0)
+}
+
+// TestLockEarlierToolMailman: the earlier tool's mailman writes its PID
+// file without a lock. While it runs, Running reports it and Acquire
+// refuses to start a second mailman; a PID file naming a live process that
+// is no mailman, or a dead one, stops nothing.
+func TestLockEarlierToolMailman(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, PIDFileName)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string, args ...string) *exec.Cmd {
+		t.Helper()
+		link := filepath.Join(dir, name)
+		if err := os.Symlink(exe, link); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(link, append([]string{"-test.run=^TestLockSleeperProcess$"}, args...)...)
+		cmd.Env = append(os.Environ(), "MAILMAN_TEST_SLEEP=1")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+			t.Fatalf("helper said %q", line)
+		}
+		return cmd
+	}
+	writePIDFile := func(pid int) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A live process that is not a mailman: the PID is stale.
+	other := start("other", "mailman")
+	writePIDFile(other.Process.Pid)
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running with the PID of a non-mailman = %d, %v; want 0, nil", pid, err)
+	}
+
+	old := start("agentmail", "mailman")
+	writePIDFile(old.Process.Pid)
+	if pid, err := Running(path); pid != old.Process.Pid || err != nil {
+		t.Errorf("Running with the earlier tool's mailman = %d, %v; want %d, nil", pid, err, old.Process.Pid)
+	}
+	var re *RunningError
+	if _, err := Acquire(path); !errors.As(err, &re) || re.PID != old.Process.Pid {
+		t.Errorf("Acquire beside the earlier tool's mailman: err = %v, want RunningError with PID %d", err, old.Process.Pid)
+	}
+	if got := readFile(t, path); got != strconv.Itoa(old.Process.Pid)+"\n" {
+		t.Errorf("PID file after the refused start holds %q", got)
+	}
+
+	old.Process.Kill()
+	old.Wait()
+	l, err := Acquire(path)
+	if err != nil {
+		t.Fatalf("Acquire after the earlier tool's mailman ended: %v", err)
+	}
+	l.Release()
+}

@@ -59,6 +59,13 @@
 // the tmux server or the session the mailman serves is gone, Run returns,
 // since nobody is left to ring.
 //
+// A pass waits at most a second for the lock of a mailbox or of
+// recipients.jsonl. A file that another process keeps locked for longer is
+// skipped, so that one held mailbox does not keep the other agents from
+// being rung; the skip is logged once, and a pass runs as soon as the file
+// is free. When ctx ends, as on a stop signal, a pass ends at once, whatever
+// lock it waits for.
+//
 // # One mailman per root
 //
 // Acquire takes an exclusive flock on .agentmail/mailman.pid with a
@@ -90,6 +97,16 @@ const (
 	DefaultDebounce       = 50 * time.Millisecond
 	DefaultMaxDelay       = 300 * time.Millisecond
 )
+
+// storeWait bounds how long a pass waits for the lock of one file of the
+// store (a mailbox, recipients.jsonl). Such a lock is held for milliseconds;
+// a file locked for longer is left for a later pass (see Mailman.wait), so
+// that it holds up neither the rings of other agents nor a stop.
+const storeWait = time.Second
+
+// errBusy reports that a file of the store stayed locked by another process
+// for storeWait.
+var errBusy = errors.New("it is locked by another process")
 
 // ringTimeout is the deadline of one ring's context. It cuts a long Enter
 // delay short, but the ring still ends with its Enter (see Terminal.Type).
@@ -139,6 +156,13 @@ type Mailman struct {
 	// said remembers the last message logged per subject, so that a
 	// condition that lasts is logged once, not on every pass.
 	said map[string]string
+	// held holds, per file, a read or write of the store that a pass gave
+	// up waiting for, while it still waits for its lock: it is closed when
+	// the call returns.
+	held map[string]chan struct{}
+	// freed gets a value when a call of held returns, so that Run runs a
+	// pass at once.
+	freed chan struct{}
 }
 
 func (m *Mailman) now() time.Time {
@@ -170,6 +194,63 @@ func (m *Mailman) report(subject, msg string) {
 	}
 }
 
+// wait runs fn, a call of the store that may wait for the lock of the file
+// named by key, on a goroutine of its own, and waits for it to return. It
+// returns errBusy when fn is still waiting after storeWait, and ctx's error
+// when ctx ends first; fn then goes on waiting on its own, and writes
+// nothing the caller reads. While it waits, a wait for the same key returns
+// errBusy at once rather than starting another call: a file held for a long
+// time costs one goroutine, and storeWait once, not on every pass. Once it
+// returns, Run is woken for a pass.
+func (m *Mailman) wait(ctx context.Context, key string, fn func()) error {
+	if done, ok := m.held[key]; ok {
+		select {
+		case <-done:
+			delete(m.held, key)
+		default:
+			return errBusy
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	t := time.NewTimer(storeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if m.held == nil {
+		m.held = map[string]chan struct{}{}
+	}
+	m.held[key] = done
+	freed := m.freedChan()
+	go func() {
+		<-done
+		select {
+		case freed <- struct{}{}:
+		default:
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errBusy
+}
+
+// freedChan returns the channel on which wait reports that a file it gave
+// up on is free again.
+func (m *Mailman) freedChan() chan struct{} {
+	if m.freed == nil {
+		m.freed = make(chan struct{}, 1)
+	}
+	return m.freed
+}
+
 func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
 
 func (m *Mailman) safety() time.Duration { return cmp.Or(m.SafetyInterval, DefaultSafetyInterval) }
@@ -188,8 +269,10 @@ type candidate struct {
 // earliest once-a-minute wait of an agent with unread mail ends (zero when
 // there is none), so that the caller can run the next pass then. It returns
 // an error only when Guard fails or the tmux server or session is gone,
-// which nothing will cure; other trouble is logged and the pass does what
-// it safely can.
+// which nothing will cure, or with ctx's error when ctx ends; other trouble
+// is logged and the pass does what it safely can. A file of the store that
+// another process keeps locked for more than a second is skipped, and
+// looked at again by the pass that follows its release.
 func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	if m.Guard != nil {
 		if err := m.Guard(); err != nil {
@@ -228,7 +311,16 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 
 	// Without the states nobody is rung: an agent at work must never be
 	// taken for one without an entry because its entry could not be read.
-	states, err := m.Store.States()
+	// A call that wait gives up on goes on alone: it writes only variables
+	// that are read once it has returned.
+	var states []mailbox.State
+	var serr error
+	if err = m.wait(ctx, "states", func() { states, serr = m.Store.States() }); err == nil {
+		err = serr
+	}
+	if ctx.Err() != nil {
+		return time.Time{}, ctx.Err()
+	}
 	if err != nil {
 		m.report("states", "cannot read the agents' states: "+err.Error())
 		return next, nil
@@ -248,8 +340,19 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 
 	unread := func(name string) bool {
-		has, err := m.Store.HasUnread(name)
-		if err != nil {
+		var has bool
+		var herr error
+		err := m.wait(ctx, "mailbox "+name, func() { has, herr = m.Store.HasUnread(name) })
+		if err == nil {
+			err = herr
+		}
+		switch {
+		case ctx.Err() != nil:
+			return false
+		case errors.Is(err, errBusy):
+			m.report("unread "+name, "not looking at the mailbox of "+quote(name)+" for now: "+err.Error()+"; looking again once it is free")
+			return false
+		case err != nil:
 			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
 			return false
 		}
@@ -295,6 +398,11 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		}
 		cands = append(cands, candidate{name: name})
 	}
+	// A pass that ends here because the mailman stops says nothing more:
+	// what failed then failed only because of the stop.
+	if ctx.Err() != nil {
+		return time.Time{}, ctx.Err()
+	}
 	// tmux is asked when someone may be rung, and otherwise once per
 	// SafetyInterval, so that a mailman whose tmux is gone stops.
 	if len(cands) == 0 && now.Sub(m.asked) < m.safety() {
@@ -305,6 +413,9 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotInTmux) {
 			return time.Time{}, err
+		}
+		if ctx.Err() != nil {
+			return time.Time{}, ctx.Err()
 		}
 		m.report("panes", "cannot list the tmux panes: "+err.Error())
 		return next, nil
@@ -338,6 +449,9 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			m.logf("cannot ring %s: no window has that name; trying again in %v", quote(c.name), every)
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
+		case errs[i] != nil && ctx.Err() != nil && errors.Is(errs[i], ctx.Err()):
+			// The stop came before the ring started: nothing was typed,
+			// and nothing failed.
 		case errs[i] != nil:
 			m.logf("ringing %s in pane %s failed: %v; trying again in %v", quote(c.name), c.target, errs[i], every)
 			m.tried[c.name] = try{at: now}
@@ -351,7 +465,14 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 				break
 			}
 			delete(m.tried, c.name)
-			if err := m.markNotified(c.name, c.updated, now); err != nil {
+			// The ring happened, so it is recorded even when the mailman
+			// is stopping; storeWait bounds the wait.
+			var merr error
+			err := m.wait(context.WithoutCancel(ctx), "states", func() { merr = m.markNotified(c.name, c.updated, now) })
+			if err == nil {
+				err = merr
+			}
+			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
 				m.tried[c.name] = try{at: now, rang: true}
 			}

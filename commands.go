@@ -307,7 +307,8 @@ var cleanupCmd = &command{
 	summary: "Remove stale state entries, old read messages and empty mailboxes",
 	usage:   "agentmail cleanup [--stale-hours N] [--delivered-hours N] [--dry-run]",
 	help: `Remove from the project's .agentmail/:
-  - state entries of windows that are gone (checked only inside tmux),
+  - state entries of windows that are gone: no session of the tmux server
+    named by $TMUX has a window of that name (not checked outside tmux),
   - state entries not updated within --stale-hours (default 48),
   - read messages older than --delivered-hours (default 2); messages
     without a creation time are kept, unread messages are never removed,
@@ -349,15 +350,12 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	}
 	// Which windows exist is only needed to find the entries of windows
 	// that are gone; without it those are kept, and the rest goes on.
-	if svc.Term == nil {
+	if windows, err := serverWindows(ctx); err == nil {
+		opt.Windows = windows
+	} else if os.Getenv("TMUX") == "" {
 		fmt.Fprintln(e.stderr, "warning: not inside tmux: state entries of windows that are gone are not checked")
-	} else if sess, err := svc.Term.Session(ctx); err != nil {
-		fmt.Fprintf(e.stderr, "warning: %v: state entries of windows that are gone are not checked\n", err)
 	} else {
-		opt.Windows = []string{}
-		for _, w := range sess.Windows {
-			opt.Windows = append(opt.Windows, w.Name)
-		}
+		fmt.Fprintf(e.stderr, "warning: %v: state entries of windows that are gone are not checked\n", err)
 	}
 	r, err := svc.Store.Cleanup(opt)
 	if err != nil {
@@ -375,6 +373,27 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "  Messages %s: %d\n", verb, r.Messages)
 	fmt.Fprintf(e.stdout, "  Mailboxes %s: %d\n", verb, r.Mailboxes)
 	return nil
+}
+
+// serverWindows returns the names of the windows of every session of the
+// tmux server named by $TMUX: the panes a mailman started without
+// $TMUX_PANE rings. An agent is gone only when no session has a window of
+// its name, so cleanup asks about them all, not only the caller's session;
+// the caller's own pane plays no part.
+func serverWindows(ctx context.Context) ([]string, error) {
+	client, err := tmux.ServerFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	panes, err := client.ListPanes(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	windows := make([]string, 0, len(panes))
+	for _, p := range panes {
+		windows = append(windows, p.WindowName)
+	}
+	return windows, nil
 }
 
 var onboardCmd = &command{

@@ -313,12 +313,21 @@ var cleanupCmd = &command{
   - read messages older than --delivered-hours (default 2); messages
     without a creation time are kept, unread messages are never removed,
   - mailboxes left empty.
---dry-run prints exactly what a real run would remove, and removes nothing.`,
+--dry-run prints exactly what a real run would remove, and removes nothing.
+
+A file that another process keeps locked for 5 seconds is left untouched,
+with a warning, and the rest is cleaned; the exit status is still 0.`,
 	run: runCleanup,
 }
 
 // maxCleanupHours is the largest threshold cleanup accepts.
 const maxCleanupHours = 1_000_000
+
+// cleanupLockWait bounds how long cleanup waits for the lock of each file.
+// A lock is held for milliseconds, even by another cleanup rewriting a big
+// mailbox; a holder that takes longer has stopped, and cleanup leaves its
+// file for another time rather than wait for it without end.
+const cleanupLockWait = 5 * time.Second
 
 func runCleanup(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cleanup")
@@ -347,6 +356,7 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 		StaleAfter:     time.Duration(*stale) * time.Hour,
 		DeliveredAfter: time.Duration(*delivered) * time.Hour,
 		DryRun:         *dry,
+		LockWait:       cleanupLockWait,
 	}
 	// Which windows exist is only needed to find the entries of windows
 	// that are gone; without it those are kept, and the rest goes on.

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,11 @@ type CleanupOptions struct {
 	Windows []string
 	// DryRun computes and reports the same removals without doing them.
 	DryRun bool
+	// LockWait bounds the wait for the lock of each file. A file whose
+	// lock another process holds for longer is left untouched, with a
+	// warning (see Store.Warnf), and counted in CleanupReport.Skipped.
+	// Zero waits for as long as it takes.
+	LockWait time.Duration
 }
 
 // CleanupReport counts what Cleanup removed (or, in a dry run, would
@@ -32,6 +38,9 @@ type CleanupReport struct {
 	StaleRecipients   int
 	Messages          int
 	Mailboxes         int
+	// Skipped counts the files left untouched because another process
+	// held their lock for longer than CleanupOptions.LockWait.
+	Skipped int
 }
 
 // Cleanup removes state entries of windows that are gone (when
@@ -43,9 +52,12 @@ type CleanupReport struct {
 // Each file is planned and changed under its own lock, by the same code in
 // a dry run and a real one, so a dry run reports exactly what a real run at
 // that moment removes. A dry run opens every file read-only, under a shared
-// lock, and writes nothing, so it works on files it may not write. A mailbox is rewritten through a synced temporary
-// file and a rename, and an emptied one is unlinked under its lock; since
-// every locker checks that it holds the lock of the current file, a message
+// lock, and writes nothing, so it works on files it may not write. A file
+// whose lock another process holds for longer than opt.LockWait is
+// skipped, in a dry run as in a real one; the other files are cleaned all
+// the same. A mailbox is rewritten through a synced temporary file and a
+// rename, and an emptied one is unlinked under its lock; since every
+// locker checks that it holds the lock of the current file, a message
 // appended while Cleanup runs is never lost.
 func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	var rep CleanupReport
@@ -66,7 +78,26 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		}
 	}
 
-	err := s.editStates(false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
+	// locking returns the context of the wait for one file's lock, and
+	// skipped reports whether err says that the wait ran out, and if so
+	// warns that path was left untouched.
+	locking := func() (context.Context, context.CancelFunc) {
+		if opt.LockWait <= 0 {
+			return context.Background(), func() {}
+		}
+		return context.WithTimeout(context.Background(), opt.LockWait)
+	}
+	skipped := func(path string, err error) bool {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return false
+		}
+		s.warnf("%s is locked by another process: left untouched after waiting %v for it", path, opt.LockWait)
+		rep.Skipped++
+		return true
+	}
+
+	ctx, cancel := locking()
+	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
 		kept := lines[:0:0]
 		for _, l := range lines {
 			switch {
@@ -82,7 +113,8 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		}
 		return kept, !opt.DryRun && len(kept) < len(lines)
 	})
-	if err != nil {
+	cancel()
+	if err != nil && !skipped(s.StatesPath(), err) {
 		return rep, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err)
 	}
 
@@ -91,7 +123,12 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		return rep, err
 	}
 	for _, name := range names {
-		removed, gone, err := s.cleanMailbox(name, deliveredBefore, opt.DryRun)
+		ctx, cancel := locking()
+		removed, gone, err := s.cleanMailbox(ctx, name, deliveredBefore, opt.DryRun)
+		cancel()
+		if skipped(s.MailboxPath(name), err) {
+			continue
+		}
 		if err != nil {
 			return rep, fmt.Errorf("cleaning %s: %w", s.MailboxPath(name), err)
 		}
@@ -105,8 +142,10 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 
 // cleanMailbox removes the read messages of name's mailbox created before
 // the given time, and the mailbox itself when no line is left. It returns
-// the number of messages removed and whether the mailbox went.
-func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (removed int, gone bool, err error) {
+// the number of messages removed and whether the mailbox went. When ctx is
+// done before the mailbox's lock is held, it returns ctx's error and
+// changes nothing.
+func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time, dryRun bool) (removed int, gone bool, err error) {
 	path := s.MailboxPath(name)
 	// A dry run only reads, so it needs no more than read permission and a
 	// shared lock, which still keeps writers out while it reads.
@@ -114,7 +153,7 @@ func (s *Store) cleanMailbox(name string, before time.Time, dryRun bool) (remove
 	if dryRun {
 		flag = os.O_RDONLY
 	}
-	f, _, err := openLocked(path, flag, 0)
+	f, _, err := openLockedContext(ctx, path, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 var cleanupNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -201,5 +203,59 @@ func TestCleanupWithoutAgentmailDir(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(s.Root); len(entries) != 0 {
 		t.Errorf("cleanup created %v", entries)
+	}
+}
+
+// TestCleanupSkipsLockedFiles checks that a file whose lock another process
+// holds for longer than LockWait is left untouched with one warning, in a
+// dry run as in a real one, and that the other files are cleaned.
+func TestCleanupSkipsLockedFiles(t *testing.T) {
+	for _, held := range []string{"mailbox", "states"} {
+		t.Run(held, func(t *testing.T) {
+			s := cleanupFixture(t)
+			w := &warnings{}
+			s.Warnf = w.warnf
+			path := s.MailboxPath("bob")
+			// bob loses two messages; the states lose three entries.
+			want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 2, Mailboxes: 3, Skipped: 1}
+			if held == "states" {
+				path = s.StatesPath()
+				want = CleanupReport{Messages: 4, Mailboxes: 3, Skipped: 1}
+			}
+			holder, err := lockedfile.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			before := readFile(t, path)
+			opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}, LockWait: 100 * time.Millisecond}
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				var got CleanupReport
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					got, err = s.Cleanup(opt)
+				}()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("Cleanup (dry run %v) still waits for the held lock after 5s", dry)
+				}
+				if err != nil || got != want {
+					t.Errorf("Cleanup (dry run %v) = %+v, %v; want %+v", dry, got, err, want)
+				}
+				msgs := w.take()
+				if len(msgs) != 1 || !strings.Contains(msgs[0], path+" is locked by another process: left untouched") {
+					t.Errorf("Cleanup (dry run %v) warned %q; want one line about %s", dry, msgs, path)
+				}
+			}
+			if after := readFile(t, path); after != before {
+				t.Errorf("the held file changed:\nbefore %q\nafter  %q", before, after)
+			}
+			if _, err := os.Stat(s.MailboxPath("carol")); !os.IsNotExist(err) {
+				t.Errorf("carol's mailbox, which nobody held, is still there (%v)", err)
+			}
+		})
 	}
 }

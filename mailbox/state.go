@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -203,7 +204,7 @@ func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) e
 		return err
 	}
 	var encErr error
-	err := s.editStates(true, false, func(lines []stateLine) ([]stateLine, bool) {
+	err := s.editStates(context.Background(), true, false, func(lines []stateLine) ([]stateLine, bool) {
 		i := 0
 		for i < len(lines) && (lines[i].st == nil || lines[i].st.Recipient != name) {
 			i++
@@ -263,8 +264,9 @@ func (s *Store) SetStatus(name, status, pane string) error {
 // (excluding the earlier tool's in-place rewrites) throughout. Without
 // create, a missing file is left missing and edit is not called. With
 // readOnly (a dry run), the file is only read, under a shared lock, and
-// nothing is written whatever edit returns.
-func (s *Store) editStates(create, readOnly bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
+// nothing is written whatever edit returns. When ctx is done before the
+// locks are held, it returns ctx's error and changes nothing.
+func (s *Store) editStates(ctx context.Context, create, readOnly bool, edit func([]stateLine) ([]stateLine, bool)) (err error) {
 	path := s.StatesPath()
 	if !create {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -280,7 +282,7 @@ func (s *Store) editStates(create, readOnly bool, edit func([]stateLine) ([]stat
 		if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 			return err
 		}
-		mu, _, err := lockedOpen(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+		mu, _, err := openLockedContext(ctx, s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return err
 		}
@@ -288,7 +290,7 @@ func (s *Store) editStates(create, readOnly bool, edit func([]stateLine) ([]stat
 	}
 
 	var data []byte
-	f, _, err := openLocked(path, flag, 0)
+	f, _, err := openLockedContext(ctx, path, flag, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !create {

@@ -15,7 +15,8 @@ import (
 )
 
 // within runs fn and fails the test when it has not returned after a few
-// seconds: an open that waits on a named pipe never returns.
+// seconds, as an open that waits on a named pipe, or a lock wait that
+// ignores its context, never would.
 func within(t *testing.T, what string, fn func()) {
 	t.Helper()
 	done := make(chan struct{})

@@ -555,16 +555,24 @@ var replyWait = time.Second
 // must not be answered.
 var ErrCancelled = errors.New("jsonrpc: request cancelled")
 
+// ErrNotReading is returned by Reply when its answer could not even start
+// out for a second because an earlier one is still being written: the peer
+// is not reading. The answer is withdrawn, and the handler's own return
+// values are sent instead, once the peer reads.
+var ErrNotReading = errors.New("jsonrpc: the client is not reading its answers")
+
 // Reply answers the request whose handler was given ctx at once, with
 // result, instead of when the handler returns; what the handler then
-// returns is not sent (an error is logged). It is for handlers that must
+// returns is not sent (an error is logged), unless Reply returned
+// ErrNotReading. It is for handlers that must
 // not act until their answer is out, such as one that marks a message
 // read: if Reply fails, the peer has not been answered.
 //
 // Reply returns ErrCancelled when the request was cancelled, ErrClosed
 // after Serve has returned, the write error when the line could not be
-// written, and nil once the line is written or has been on its way for a
-// second. A request inside a batch is answered with the whole array,
+// written, ErrNotReading when it could not start out within a second, and
+// nil once the line is written or has been on its way for a second: Serve
+// lets a line under way finish before it returns. A request inside a batch is answered with the whole array,
 // after its handler returns, so there Reply writes nothing, returns nil
 // and the handler's return values are sent as usual. Reply must be called
 // on the handler's goroutine, at most once.
@@ -593,16 +601,34 @@ func (c *Conn) reply(cl *call, result any) error {
 	c.appendAnswer(cl.req.ID, result, nil)
 	c.out.WriteByte('\n')
 	line := bytes.Clone(c.out.Bytes())
+	// state says whether the line has started out (1) or been withdrawn
+	// (2) while it waited for an earlier line that the peer is slow to
+	// read; one that never started could not go out before Serve closes
+	// the connection, so it must not count as sent.
+	var state atomic.Int32
 	done := make(chan error, 1)
-	go func() { done <- c.write(line) }()
+	go func() {
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		if !state.CompareAndSwap(0, 1) {
+			done <- ErrNotReading
+			return
+		}
+		done <- c.writeLocked(line)
+	}()
 	t := time.NewTimer(replyWait)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return nil
 	}
+	if state.CompareAndSwap(0, 2) {
+		cl.replied = false
+		return ErrNotReading
+	}
+	// Under way, the line finishes before Serve can close the connection.
+	return nil
 }
 
 // commit removes a finished request from inflight and reports whether it
@@ -729,6 +755,11 @@ func (c *Conn) writeOut() {
 func (c *Conn) write(line []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	return c.writeLocked(line)
+}
+
+// writeLocked is write with c.wmu held.
+func (c *Conn) writeLocked(line []byte) error {
 	if c.closed {
 		return ErrClosed
 	}

@@ -158,3 +158,33 @@ func TestReplyOutsideAHandler(t *testing.T) {
 		t.Error("Reply outside a handler = nil, want an error")
 	}
 }
+
+// An answer that cannot even start out, because the one before it is still
+// blocked in a peer that does not read, is withdrawn: it could not be
+// written before Serve closes the connection, so it must not count as sent.
+// The handler's own result goes out instead, after the first answer.
+func TestReplyBehindABlockedAnswer(t *testing.T) {
+	defer jsonrpc.SetReplyWait(50 * time.Millisecond)()
+	h, goAhead, release, replied := replying()
+	close(goAhead)
+	close(release)
+	w := &stalledWriter{open: make(chan struct{})}
+	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
+	conn := jsonrpc.NewConn(strings.NewReader(in), w, h, jsonrpc.Options{Grace: 10 * time.Second})
+	done := make(chan error, 1)
+	go func() { done <- conn.Serve(context.Background()) }()
+	if err := wait(t, replied, "the first Reply"); err != nil {
+		t.Fatalf("first Reply = %v, want nil: its line is under way", err)
+	}
+	if err := wait(t, replied, "the second Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
+		t.Fatalf("second Reply = %v, want ErrNotReading", err)
+	}
+	close(w.open)
+	if err := wait(t, done, "Serve"); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	checkLines(t, w.lines(t), []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"from":"return"}}`,
+	})
+}

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +95,9 @@ var toolList = sync.OnceValue(func() []*tool {
 				m, err := s.Receive(ctx, func(m *mailbox.Message) error {
 					return reply(ReceivedText(m), received(m))
 				})
+				if errors.Is(err, jsonrpc.ErrNotReading) {
+					return "", nil, fmt.Errorf("%w; the message stays unread", err)
+				}
 				if err != nil {
 					return "", nil, err
 				}

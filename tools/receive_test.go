@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"agentmail/mailbox"
 	"agentmail/tools"
@@ -111,5 +113,43 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "for alice") {
 		t.Errorf("the next receive did not get the message:\n%s", out.String())
+	}
+}
+
+// A receive whose answer cannot start out, because the client has not read
+// the answer before it for a second, leaves its message unread and says so.
+func TestReceiveClientNotReading(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the one-second reply bound twice")
+	}
+	svc, store := mailForAlice(t)
+	if _, err := store.Append("bob", "alice", "second for alice"); err != nil {
+		t.Fatal(err)
+	}
+	// The first answer stays blocked until the second receive has given up;
+	// the input stays open until the second answer is out.
+	open := make(chan struct{})
+	time.AfterFunc(2500*time.Millisecond, func() { close(open) })
+	pr, pw := io.Pipe()
+	w := &answerWriter{check: func(line string) error {
+		switch {
+		case strings.Contains(line, `"id":1,`):
+			<-open
+		case strings.Contains(line, `"id":2,`):
+			defer pw.Close()
+		}
+		return nil
+	}}
+	second := strings.Replace(receiveLine, `"id":1,`, `"id":2,`, 1)
+	go io.WriteString(pw, initLine+receiveLine+second)
+	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), pr, w); err != nil {
+		t.Fatal(err)
+	}
+	out := w.out.String()
+	if !strings.Contains(out, `"text":"From: bob\nID: `) || !strings.Contains(out, "stays unread") {
+		t.Errorf("want the first message, then an error saying the second stays unread:\n%s", out)
+	}
+	if n := unread(t, store); n != 1 {
+		t.Errorf("%d unread, want 1", n)
 	}
 }

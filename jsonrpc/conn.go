@@ -95,9 +95,10 @@ type Conn struct {
 	// that only lists the tools, never costs a second goroutine.
 	working bool
 
-	wmu    sync.Mutex // serialises writes so that each line goes out whole
-	closed bool       // set when Serve returns: nothing is written after that
-	werr   error      // the first write error; the stream is unusable after it
+	wmu    sync.Mutex  // serialises writes so that each line goes out whole
+	closed bool        // set when Serve returns: nothing is written after that
+	shut   atomic.Bool // set when Serve returned without waiting for a blocked line: none starts after it
+	werr   error       // the first write error; the stream is unusable after it
 
 	// out and enc belong to the goroutine that handles calls: the worker,
 	// or the reader for a call handled inline while the worker is idle.
@@ -154,8 +155,10 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // already read finish and be answered for up to Options.Grace. Then it
 // cancels the contexts of handlers still running, discards their answers and
 // returns nil after EOF, ctx.Err() after cancellation, or the read error. It
-// never writes anything after it returns. When Options.Abandon says of the
-// cause of ctx's cancellation that the peer is gone, nothing is waited for.
+// never starts a line after it returns; a line it finds still being written
+// to a peer that has not read it for a second is left unfinished. When
+// Options.Abandon says of the cause of ctx's cancellation that the peer is
+// gone, no request is waited for.
 //
 // A request is in progress from the moment it is read until its answer is
 // committed or it is cancelled; a request arriving meanwhile with the same
@@ -219,13 +222,31 @@ func (c *Conn) Serve(ctx context.Context) error {
 	}
 
 	// Close the output before cancelling the handlers, so that no answer
-	// produced by the cancellation can slip out.
-	c.wmu.Lock()
-	c.closed = true
-	c.wmu.Unlock()
+	// produced by the cancellation can slip out. A line still being
+	// written to a peer that does not read is given closeWait to finish;
+	// after that Serve returns anyway, and no other line starts.
+	closed := make(chan struct{})
+	go func() {
+		c.wmu.Lock()
+		c.closed = true
+		c.wmu.Unlock()
+		close(closed)
+	}()
+	t := time.NewTimer(closeWait)
+	select {
+	case <-closed:
+	case <-t.C:
+		c.shut.Store(true)
+		c.logf("jsonrpc: the peer is not reading: gave up on the answer being written after %v", closeWait)
+	}
+	t.Stop()
 	halt()
 	return err
 }
+
+// closeWait bounds how long Serve waits, when it returns, for a line being
+// written to a peer that does not read. A variable for tests.
+var closeWait = time.Second
 
 // Cancel drops the answer of the queued or running request with this id
 // (byte-exact match) and cancels the context passed to its handler; a request
@@ -608,6 +629,10 @@ func (c *Conn) reply(cl *call, result any) error {
 	var state atomic.Int32
 	done := make(chan error, 1)
 	go func() {
+		if c.shut.Load() {
+			done <- ErrClosed
+			return
+		}
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
 		if !state.CompareAndSwap(0, 1) {
@@ -753,6 +778,9 @@ func (c *Conn) writeOut() {
 // write sends one line in a single Write call, so that lines from the worker
 // and from Notify never interleave.
 func (c *Conn) write(line []byte) error {
+	if c.shut.Load() {
+		return ErrClosed // without waiting behind the line Serve gave up on
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.writeLocked(line)
@@ -760,7 +788,7 @@ func (c *Conn) write(line []byte) error {
 
 // writeLocked is write with c.wmu held.
 func (c *Conn) writeLocked(line []byte) error {
-	if c.closed {
+	if c.closed || c.shut.Load() {
 		return ErrClosed
 	}
 	if c.werr != nil {

@@ -8,3 +8,10 @@ func SetReplyWait(d time.Duration) (undo func()) {
 	replyWait = d
 	return func() { replyWait = old }
 }
+
+// SetCloseWait shortens Serve's wait for a blocked line and returns the undo.
+func SetCloseWait(d time.Duration) (undo func()) {
+	old := closeWait
+	closeWait = d
+	return func() { closeWait = old }
+}

@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +188,31 @@ func TestReplyBehindABlockedAnswer(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"from":"return"}}`,
 	})
+}
+
+// Serve returns within its bound even when a peer that does not read keeps
+// an answer blocked, and no line starts after it has returned.
+func TestServeReturnsPastABlockedWrite(t *testing.T) {
+	defer jsonrpc.SetCloseWait(50 * time.Millisecond)()
+	w := &stalledWriter{open: make(chan struct{})}
+	defer close(w.open)
+	var l logs
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	conn := jsonrpc.NewConn(pr, w, testHandler, jsonrpc.Options{Grace: -1, Logf: l.Logf})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- conn.Serve(ctx) }()
+	io.WriteString(pw, ping+"\n")
+	time.Sleep(20 * time.Millisecond) // the answer reaches the stalled writer
+	cancel()
+	if err := wait(t, done, "Serve"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve = %v, want context.Canceled", err)
+	}
+	if !l.contains("not reading") {
+		t.Errorf("logs = %q, want a line about the blocked answer", l.lines)
+	}
+	if err := conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
+	}
 }

@@ -68,8 +68,9 @@ type cursorFile struct {
 	f    *os.File // nil while the file does not exist, or when err is set
 	size int      // bytes the file holds, -1 when unknown
 	// err is why an existing cursor file could not be opened: it is not a
-	// regular file (a symbolic link, say), it has another hard link, or it
-	// cannot be read. Such a file is ignored, never written or replaced.
+	// regular file (a symbolic link, say), it has another hard link, it
+	// cannot be read, or the cursors directory is not a directory. Such a
+	// file is ignored, never written or replaced.
 	err error
 }
 
@@ -85,11 +86,11 @@ func (s *Store) openCursor(name string, write bool) *cursorFile {
 		open = OpenOwn
 	}
 	cf := &cursorFile{s: s, name: name, size: -1}
-	f, _, err := open(s.cursorPath(name), flag, 0)
-	switch {
-	case err == nil:
-		cf.f = f
-	case !errors.Is(err, fs.ErrNotExist):
+	err := realDir(s.cursorDir(), false)
+	if err == nil {
+		cf.f, _, err = open(s.cursorPath(name), flag, 0)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		cf.err = err
 	}
 	return cf
@@ -138,14 +139,10 @@ func (cf *cursorFile) save(c cursor) error {
 		return nil // Ignored, and reported, already.
 	}
 	if cf.f == nil {
-		path := cf.s.cursorPath(cf.name)
-		f, _, err := OpenOwn(path, os.O_RDWR|os.O_CREATE, 0o600)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(cf.s.cursorDir(), 0o700); err != nil {
-				return err
-			}
-			f, _, err = OpenOwn(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err := realDir(cf.s.cursorDir(), true); err != nil {
+			return err
 		}
+		f, _, err := OpenOwn(cf.s.cursorPath(cf.name), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return err
 		}
@@ -164,9 +161,19 @@ func (cf *cursorFile) save(c cursor) error {
 	return nil
 }
 
-// removeCursor deletes the cursor of name's mailbox, if any.
+// removeCursor deletes the cursor of name's mailbox, if any. A cursors
+// directory that is not a directory is left alone, with a warning: what a
+// link there points to is not agentmail's to remove.
 func (s *Store) removeCursor(name string) error {
-	err := os.Remove(s.cursorPath(name))
+	err := realDir(s.cursorDir(), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		s.warnf("not removing the read cursor of %s: %v", s.MailboxPath(name), err)
+		return nil
+	}
+	err = os.Remove(s.cursorPath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

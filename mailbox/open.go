@@ -19,24 +19,76 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	var what string
-	switch t := e.Mode.Type(); {
-	case t&fs.ModeSymlink != 0:
-		what = "a symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case t&fs.ModeSocket != 0:
-		what = "a socket"
-	case t&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case t&fs.ModeDevice != 0:
-		what = "a device"
-	case t&fs.ModeDir != 0:
-		what = "a directory"
-	default:
+	what := describe(e.Mode)
+	if what == "" {
 		return fmt.Sprintf("%s is not a regular file (mode %v); remove it", e.Path, e.Mode)
 	}
 	return fmt.Sprintf("%s is %s, not a regular file; remove it", e.Path, what)
+}
+
+// NotDirError reports a directory of agentmail's inside .agentmail
+// (mailboxes, cursors) that is something other than a directory, most
+// likely a symbolic link: agentmail never reads, writes or lists files
+// through it, so that no link can send a write to another agent's mailbox
+// or out of .agentmail.
+type NotDirError struct {
+	Path string
+	Mode fs.FileMode // the type bits of what Path names
+}
+
+func (e *NotDirError) Error() string {
+	what := describe(e.Mode)
+	if e.Mode.Type() == 0 {
+		what = "a regular file"
+	}
+	if what == "" {
+		return fmt.Sprintf("%s is not a directory (mode %v); remove it", e.Path, e.Mode)
+	}
+	return fmt.Sprintf("%s is %s, not a directory; remove it", e.Path, what)
+}
+
+// describe names the kind of file that the type bits of mode stand for,
+// or returns "" for a regular file or an unknown type.
+func describe(mode fs.FileMode) string {
+	switch t := mode.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	}
+	return ""
+}
+
+// realDir checks, with os.Lstat, that path is a directory itself and not a
+// symbolic link to one, and otherwise returns a *NotDirError. It guards
+// every open, create, rename, remove and listing in a directory inside
+// .agentmail: OpenRegular refuses a link only as the last element of a
+// path. A missing directory is an error satisfying errors.Is(err,
+// fs.ErrNotExist), unless create is set: then it is created, 0700, with
+// its parents, and checked again.
+func realDir(path string, create bool) error {
+	fi, err := os.Lstat(path)
+	if create && errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return err
+		}
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &NotDirError{Path: path, Mode: fi.Mode().Type()}
+	}
+	return nil
 }
 
 // OpenRegular opens path as os.OpenFile does, but only when it names a

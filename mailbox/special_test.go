@@ -4,6 +4,7 @@ package mailbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -366,5 +367,139 @@ func TestCursorHardLink(t *testing.T) {
 	wantUnchanged(t, s.MailboxPath("alice"), alice)
 	if got := mustReceive(t, s, "alice"); got.Message != "for alice" {
 		t.Errorf("alice received %+v", *got)
+	}
+}
+
+// wantNotDir checks that err is a *NotDirError for path that says what it
+// found.
+func wantNotDir(t *testing.T, op string, err error, path, what string) {
+	t.Helper()
+	var nd *NotDirError
+	if !errors.As(err, &nd) || nd.Path != path {
+		t.Errorf("%s: err = %v; want a NotDirError for %s", op, err, path)
+		return
+	}
+	if want := path + " is " + what + ", not a directory; remove it"; !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %q; want it to contain %q", op, err, want)
+	}
+}
+
+// TestMailboxDirLinked: a mailboxes directory that is a symbolic link, to
+// a directory of mailboxes out of .agentmail or to nowhere, makes send,
+// receive, unread, the listing and cleanup (a dry run too) fail with an
+// error that names it; nothing is written, created or removed where the
+// link points.
+func TestMailboxDirLinked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target func(elsewhere string) string
+	}{
+		{"symlink", func(elsewhere string) string { return elsewhere }},
+		{"dangling-symlink", func(elsewhere string) string { return filepath.Join(elsewhere, "new") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, w := newStore(t)
+			// Mailboxes worth writing to: bob's holds a read message and an
+			// unread one, carol's only a read one, so a cleanup would
+			// rewrite the one and remove the other.
+			mustAppend(t, s, "alice", "bob", "read")
+			mustAppend(t, s, "alice", "bob", "unread")
+			mustAppend(t, s, "alice", "carol", "read")
+			mustReceive(t, s, "bob")
+			mustReceive(t, s, "carol")
+			elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.Rename(s.MailboxDir(), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(s.cursorDir()); err != nil {
+				t.Fatal(err)
+			}
+			path := s.MailboxDir()
+			if err := os.Symlink(tc.target(elsewhere), path); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, elsewhere)
+			const what = "a symbolic link"
+
+			_, err := s.Append("alice", "bob", "for bob")
+			wantNotDir(t, "Append", err, path, what)
+			_, err = s.Append("alice", "dave", "for dave")
+			wantNotDir(t, "Append to a new mailbox", err, path, what)
+			m, err := s.Receive("bob")
+			if m != nil {
+				t.Errorf("Receive = %+v", *m)
+			}
+			wantNotDir(t, "Receive", err, path, what)
+			_, err = s.Unread("bob")
+			wantNotDir(t, "Unread", err, path, what)
+			_, err = s.HasUnread("bob")
+			wantNotDir(t, "HasUnread", err, path, what)
+			_, err = s.Mailboxes()
+			wantNotDir(t, "Mailboxes", err, path, what)
+			for _, dry := range []bool{true, false} {
+				_, err = s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Nanosecond, DryRun: dry})
+				wantNotDir(t, fmt.Sprintf("Cleanup (dry run %v)", dry), err, path, what)
+			}
+
+			if after := snapshot(t, elsewhere); !reflect.DeepEqual(before, after) {
+				t.Errorf("files at the link's target changed:\nbefore %v\nafter  %v", before, after)
+			}
+			if _, err := os.Lstat(s.cursorDir()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a cursors directory was created: %v", err)
+			}
+			wantNoWarnings(t, w)
+		})
+	}
+}
+
+// TestCursorDirLinked: a cursors directory that is a symbolic link to the
+// mailboxes directory would make the cursor of a window named carol.jsonl
+// the mailbox of carol. It is ignored instead: that window's receive
+// delivers with one warning, its unread count needs no cursor, cleanup
+// leaves the cursor alone with a warning, and carol keeps her mail.
+func TestCursorDirLinked(t *testing.T) {
+	s, w := newStore(t)
+	mustAppend(t, s, "bob", "carol", "for carol")
+	carol := readFile(t, s.MailboxPath("carol"))
+	ms := appendN(t, s, "carol.jsonl", 2)
+	path := s.cursorDir()
+	if err := os.Symlink(mailboxesDir, path); err != nil {
+		t.Fatal(err)
+	}
+	box := s.MailboxPath("carol.jsonl")
+	dirErr := path + " is a symbolic link, not a directory; remove it"
+
+	wantUnread(t, s, "carol.jsonl", 2)
+	wantNoWarnings(t, w)
+	for _, m := range append(ms, Message{}) {
+		got, err := s.Receive("carol.jsonl")
+		switch {
+		case err != nil:
+			t.Fatalf("Receive: %v", err)
+		case m.ID == "" && got != nil:
+			t.Errorf("Receive = %+v; want no message", *got)
+		case m.ID != "" && (got == nil || got.ID != m.ID):
+			t.Errorf("Receive = %+v; want %+v", got, m)
+		}
+		want := "ignoring the read cursor of " + box + ": " + dirErr
+		if msgs := w.take(); len(msgs) != 1 || msgs[0] != want {
+			t.Errorf("warnings %q; want one: %q", msgs, want)
+		}
+	}
+	wantUnchanged(t, s.MailboxPath("carol"), carol)
+
+	// Every message of carol.jsonl is read now, so cleanup removes that
+	// mailbox, and would remove its cursor with it.
+	rep, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Nanosecond})
+	if err != nil || rep.Mailboxes != 1 {
+		t.Errorf("Cleanup = %+v, %v; want carol.jsonl's mailbox removed", rep, err)
+	}
+	want := "not removing the read cursor of " + box + ": " + dirErr
+	if msgs := w.take(); len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("warnings %q; want one: %q", msgs, want)
+	}
+	wantUnchanged(t, s.MailboxPath("carol"), carol)
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSymlink {
+		t.Errorf("the cursors link now is %v, %v; want it left alone", fi, err)
 	}
 }

@@ -182,7 +182,7 @@ func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Mes
 	line = append(line, '\n')
 
 	dir := s.MailboxDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := realDir(dir, true); err != nil {
 		return Message{}, err
 	}
 	f, fi, err := openLockedContext(ctx, s.MailboxPath(to), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
@@ -265,6 +265,13 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 		return nil, err
 	}
 	path := s.MailboxPath(name)
+	err := realDir(s.MailboxDir(), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	f, fi, err := openLockedContext(ctx, path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -351,6 +358,13 @@ func (s *Store) countUnread(name string, most int) (int, error) {
 	if err := ValidName(name); err != nil {
 		return 0, err
 	}
+	err := realDir(s.MailboxDir(), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
 	f, fi, err := openLocked(s.MailboxPath(name), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -422,6 +436,13 @@ func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (boo
 // Mailboxes lists, sorted, the names that have a mailbox file. Files that
 // are not "<valid name>.jsonl" are left out.
 func (s *Store) Mailboxes() ([]string, error) {
+	err := realDir(s.MailboxDir(), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(s.MailboxDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

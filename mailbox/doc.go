@@ -19,7 +19,12 @@
 // not waited on, and anything that is not a regular file is refused with a
 // *NotRegularError that names it, so nothing is ever read or written through
 // it. A cursor, which is overwritten in place, must also have no other hard
-// link (OpenOwn). The .agentmail directory itself may be a symbolic link.
+// link (OpenOwn). The mailboxes and cursors directories must be directories
+// themselves, not symbolic links: each operation checks with os.Lstat
+// before it opens, creates, renames, removes or lists anything in one, and
+// refuses a mailboxes directory that is not one with a *NotDirError, while
+// a cursors directory that is not one only makes the cursors ignored. The
+// .agentmail directory itself may be a symbolic link.
 //
 // A message line has the keys id, from, to, message, read_flag and created_at,
 // in that order, written by encoding/json in compact form. New ids are UUIDv7;

@@ -74,11 +74,15 @@ func specials(target, dangling string) []special {
 func wantNotRegular(t *testing.T, op string, err error, path, what string) {
 	t.Helper()
 	var nr *NotRegularError
-	if !errors.As(err, &nr) || nr.Path != path {
-		t.Errorf("%s: err = %v; want a NotRegularError for %s", op, err, path)
-		return
-	}
-	if want := path + " is " + what + ", not a regular file; remove it"; !strings.Contains(err.Error(), want) {
+	wantRefused(t, op, err, errors.As(err, &nr) && nr.Path == path, path+" is "+what+", not a regular file; remove it")
+}
+
+// wantRefused checks that err is of the expected type (typed) and says want.
+func wantRefused(t *testing.T, op string, err error, typed bool, want string) {
+	t.Helper()
+	if !typed {
+		t.Errorf("%s: err = %v; want an error saying %q", op, err, want)
+	} else if !strings.Contains(err.Error(), want) {
 		t.Errorf("%s: %q; want it to contain %q", op, err, want)
 	}
 }
@@ -375,13 +379,7 @@ func TestCursorHardLink(t *testing.T) {
 func wantNotDir(t *testing.T, op string, err error, path, what string) {
 	t.Helper()
 	var nd *NotDirError
-	if !errors.As(err, &nd) || nd.Path != path {
-		t.Errorf("%s: err = %v; want a NotDirError for %s", op, err, path)
-		return
-	}
-	if want := path + " is " + what + ", not a directory; remove it"; !strings.Contains(err.Error(), want) {
-		t.Errorf("%s: %q; want it to contain %q", op, err, want)
-	}
+	wantRefused(t, op, err, errors.As(err, &nd) && nd.Path == path, path+" is "+what+", not a directory; remove it")
 }
 
 // TestMailboxDirLinked: a mailboxes directory that is a symbolic link, to

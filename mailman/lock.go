@@ -191,9 +191,10 @@ func Running(path string) (int, error) {
 // taking the lock: a process other than this one whose command line is an
 // agentmail binary's "mailman". The command line keeps a PID that a
 // killed mailman left behind, since reused by another program, from
-// passing for one. Without /proc to read it, the answer is false.
+// passing for one. A process that is gone has no command line, and
+// without /proc to read it the answer is false too.
 func earlierMailman(pid int) bool {
-	if pid <= 0 || pid == os.Getpid() || !alive(pid) {
+	if pid <= 0 || pid == os.Getpid() {
 		return false
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")

@@ -3,6 +3,7 @@ package mailman
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -181,4 +182,29 @@ func TestRunLooksAgainWhenFreed(t *testing.T) {
 	if p, _ := r.waitRing(t, time.Second); p != "%1" {
 		t.Errorf("rang pane %s, want bob's %%1", p)
 	}
+}
+
+// TestHeldRecordDoesNotHideStates checks that a ring whose record waits
+// for recipients.lock, held by another writer for good, is logged as not
+// recorded and keeps the passes after it from neither reading the states,
+// which need only recipients.jsonl, nor ringing.
+func TestHeldRecordDoesNotHideStates(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.status("bob", "ready", "%1")
+	fx.mail("bob")
+	holdLock(t, filepath.Join(fx.store.Dir(), "recipients.lock"))
+
+	within(t, 5*time.Second, "the first pass", func() { fx.pass() })
+	fx.wantRings(map[string]int{"%1": 1})
+	if n := fx.log.count(`cannot record the ring of "bob"`); n != 1 {
+		t.Errorf("the unrecorded ring was logged %d times, want 1; log:\n%s", n, fx.log)
+	}
+
+	fx.clock.advance(2 * time.Minute)
+	within(t, 5*time.Second, "the second pass", func() { fx.pass() })
+	if n := fx.log.count("cannot read the agents' states"); n != 0 {
+		t.Errorf("the states were not read; log:\n%s", fx.log)
+	}
+	fx.wantRings(map[string]int{"%1": 2})
 }

@@ -468,7 +468,9 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			// The ring happened, so it is recorded even when the mailman
 			// is stopping; storeWait bounds the wait.
 			var merr error
-			err := m.wait(context.WithoutCancel(ctx), "states", func() { merr = m.markNotified(c.name, c.updated, now) })
+			// Its key is not that of reading the states: a record waits for
+			// recipients.lock as well, which a reading never takes.
+			err := m.wait(context.WithoutCancel(ctx), "record", func() { merr = m.markNotified(c.name, c.updated, now) })
 			if err == nil {
 				err = merr
 			}

@@ -203,6 +203,9 @@ func (m *Mailman) report(subject, msg string) {
 // time costs one goroutine, and storeWait once, not on every pass. Once it
 // returns, Run is woken for a pass.
 func (m *Mailman) wait(ctx context.Context, key string, fn func()) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if done, ok := m.held[key]; ok {
 		select {
 		case <-done:

@@ -193,7 +193,7 @@ func TestHeldRecordDoesNotHideStates(t *testing.T) {
 	fx.term.window("bob", "%1")
 	fx.status("bob", "ready", "%1")
 	fx.mail("bob")
-	holdLock(t, filepath.Join(fx.store.Dir(), "recipients.lock"))
+	release := holdLock(t, filepath.Join(fx.store.Dir(), "recipients.lock"))
 
 	within(t, 5*time.Second, "the first pass", func() { fx.pass() })
 	fx.wantRings(map[string]int{"%1": 1})
@@ -207,4 +207,13 @@ func TestHeldRecordDoesNotHideStates(t *testing.T) {
 		t.Errorf("the states were not read; log:\n%s", fx.log)
 	}
 	fx.wantRings(map[string]int{"%1": 2})
+
+	// The record given up on goes on once the lock is free; the test
+	// waits for it before its directory goes.
+	release()
+	select {
+	case <-fx.m.freedChan():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the wait for the record was not reported")
+	}
 }

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,11 @@ type Options struct {
 	// of the context passed to Serve (context.Cause); true means nobody is
 	// left to answer, and Serve returns without the grace period.
 	Abandon func(cause error) bool
+	// WriteWait bounds how long a line may take to be written to a peer
+	// that is slow to read it: how long Reply waits before it gives up,
+	// and how long Serve, when it returns, waits for a line still being
+	// written. Zero means one second.
+	WriteWait time.Duration
 }
 
 // queueLen is how many messages may wait for the worker before the reader
@@ -96,9 +102,8 @@ type Conn struct {
 	working bool
 
 	wmu    sync.Mutex  // serialises writes so that each line goes out whole
-	closed bool        // set when Serve returns: nothing is written after that
-	shut   atomic.Bool // set when Serve returned without waiting for a blocked line: none starts after it
-	werr   error       // the first write error; the stream is unusable after it
+	closed atomic.Bool // set when Serve is returning: no line starts after it
+	werr   error       // the first write error, under wmu; the stream is unusable after it
 
 	// out and enc belong to the goroutine that handles calls: the worker,
 	// or the reader for a call handled inline while the worker is idle.
@@ -123,7 +128,23 @@ type call struct {
 	cancel    context.CancelFunc // set when the handler starts
 	cancelled bool               // Cancel was called: run nothing more and answer nothing
 	replied   bool               // the handler answered through Reply; its return values are not sent
-	conn      *Conn              // set when the handler starts, for Reply
+	hctx      handlerContext     // the handler's context before its cancel, for Reply
+}
+
+// handlerContext is the context a request's handler runs under, before
+// Serve adds its cancel: it carries the call for Reply without an
+// allocation of its own.
+type handlerContext struct {
+	context.Context
+	c  *Conn
+	cl *call
+}
+
+func (h *handlerContext) Value(key any) any {
+	if key == (replyKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
 }
 
 // NewConn returns a Conn that reads messages from r, passes them to h and
@@ -222,31 +243,28 @@ func (c *Conn) Serve(ctx context.Context) error {
 	}
 
 	// Close the output before cancelling the handlers, so that no answer
-	// produced by the cancellation can slip out. A line still being
-	// written to a peer that does not read is given closeWait to finish;
-	// after that Serve returns anyway, and no other line starts.
-	closed := make(chan struct{})
+	// produced by the cancellation can slip out. A line already being
+	// written to a peer that does not read is given the write wait to
+	// finish; after that Serve returns anyway.
+	c.closed.Store(true)
+	idle := make(chan struct{})
 	go func() {
 		c.wmu.Lock()
-		c.closed = true
 		c.wmu.Unlock()
-		close(closed)
+		close(idle)
 	}()
-	t := time.NewTimer(closeWait)
+	t := time.NewTimer(c.writeWait())
 	select {
-	case <-closed:
+	case <-idle:
 	case <-t.C:
-		c.shut.Store(true)
-		c.logf("jsonrpc: the peer is not reading: gave up on the answer being written after %v", closeWait)
+		c.logf("jsonrpc: the peer is not reading: gave up on the answer being written after %v", c.writeWait())
 	}
 	t.Stop()
 	halt()
 	return err
 }
 
-// closeWait bounds how long Serve waits, when it returns, for a line being
-// written to a peer that does not read. A variable for tests.
-var closeWait = time.Second
+func (c *Conn) writeWait() time.Duration { return cmp.Or(c.opt.WriteWait, time.Second) }
 
 // Cancel drops the answer of the queued or running request with this id
 // (byte-exact match) and cancels the context passed to its handler; a request
@@ -285,7 +303,7 @@ func (c *Conn) Notify(method string, params any) error {
 		buf.Truncate(buf.Len() - 1)
 	}
 	buf.WriteString("}\n")
-	return c.write(buf.Bytes())
+	return c.write(buf.Bytes(), nil)
 }
 
 // read runs on the reader goroutine. It decodes each frame, registers
@@ -557,8 +575,8 @@ func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
 		c.forget(cl)
 		return nil, false
 	}
-	cl.conn = c
-	ctx, cl.cancel = context.WithCancel(context.WithValue(ctx, replyKey{}, cl))
+	cl.hctx = handlerContext{Context: ctx, c: c, cl: cl}
+	ctx, cl.cancel = context.WithCancel(&cl.hctx)
 	return ctx, true
 }
 
@@ -566,20 +584,17 @@ func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
 // call, for Reply.
 type replyKey struct{}
 
-// replyWait bounds how long Reply waits for its line to be written: a peer
-// that is slow to read delays a handler by at most this much. After it the
-// answer counts as sent and is written on in the background. A variable
-// for tests.
-var replyWait = time.Second
-
 // ErrCancelled is returned by Reply for a request that was cancelled: it
 // must not be answered.
 var ErrCancelled = errors.New("jsonrpc: request cancelled")
 
-// ErrNotReading is returned by Reply when its answer could not even start
-// out for a second because an earlier one is still being written: the peer
-// is not reading. The answer is withdrawn, and the handler's own return
-// values are sent instead, once the peer reads.
+// ErrNotReading is returned by Reply when its line is not written within
+// the write wait (Options.WriteWait): the peer is not reading. The answer
+// counts as not given. A line that had not started yet is withdrawn, and
+// the handler's own return values are sent instead; one that had started
+// may still reach the peer, which is then answered although the handler
+// was told otherwise: a handler that marks a message read leaves it unread,
+// so it may come twice but is never lost.
 var ErrNotReading = errors.New("jsonrpc: the client is not reading its answers")
 
 // Reply answers the request whose handler was given ctx at once, with
@@ -591,18 +606,17 @@ var ErrNotReading = errors.New("jsonrpc: the client is not reading its answers")
 //
 // Reply returns ErrCancelled when the request was cancelled, ErrClosed
 // after Serve has returned, the write error when the line could not be
-// written, ErrNotReading when it could not start out within a second, and
-// nil once the line is written or has been on its way for a second: Serve
-// lets a line under way finish before it returns. A request inside a batch is answered with the whole array,
-// after its handler returns, so there Reply writes nothing, returns nil
-// and the handler's return values are sent as usual. Reply must be called
-// on the handler's goroutine, at most once.
+// written, ErrNotReading when it was not written within the write wait,
+// and nil once it is written. A request inside a batch is answered with
+// the whole array, after its handler returns, so there Reply writes
+// nothing, returns nil and the handler's return values are sent as usual.
+// Reply must be called on the handler's goroutine, at most once.
 func Reply(ctx context.Context, result any) error {
-	cl, ok := ctx.Value(replyKey{}).(*call)
+	h, ok := ctx.Value(replyKey{}).(*handlerContext)
 	if !ok {
 		return errors.New("jsonrpc: Reply called outside a request handler")
 	}
-	return cl.conn.reply(cl, result)
+	return h.c.reply(h.cl, result)
 }
 
 func (c *Conn) reply(cl *call, result any) error {
@@ -624,24 +638,11 @@ func (c *Conn) reply(cl *call, result any) error {
 	line := bytes.Clone(c.out.Bytes())
 	// state says whether the line has started out (1) or been withdrawn
 	// (2) while it waited for an earlier line that the peer is slow to
-	// read; one that never started could not go out before Serve closes
-	// the connection, so it must not count as sent.
+	// read.
 	var state atomic.Int32
 	done := make(chan error, 1)
-	go func() {
-		if c.shut.Load() {
-			done <- ErrClosed
-			return
-		}
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		if !state.CompareAndSwap(0, 1) {
-			done <- ErrNotReading
-			return
-		}
-		done <- c.writeLocked(line)
-	}()
-	t := time.NewTimer(replyWait)
+	go func() { done <- c.write(line, func() bool { return state.CompareAndSwap(0, 1) }) }()
+	t := time.NewTimer(c.writeWait())
 	defer t.Stop()
 	select {
 	case err := <-done:
@@ -650,10 +651,8 @@ func (c *Conn) reply(cl *call, result any) error {
 	}
 	if state.CompareAndSwap(0, 2) {
 		cl.replied = false
-		return ErrNotReading
 	}
-	// Under way, the line finishes before Serve can close the connection.
-	return nil
+	return ErrNotReading
 }
 
 // commit removes a finished request from inflight and reports whether it
@@ -770,26 +769,27 @@ func (c *Conn) writeOut() {
 	c.out.WriteByte('\n')
 	// An answer finished after Serve returned is dropped by design, without
 	// a word: Serve has said what it gave up on.
-	if err := c.write(c.out.Bytes()); err != nil && !errors.Is(err, ErrClosed) {
+	if err := c.write(c.out.Bytes(), nil); err != nil && !errors.Is(err, ErrClosed) {
 		c.logf("jsonrpc: dropped an answer: %v", err)
 	}
 }
 
 // write sends one line in a single Write call, so that lines from the worker
-// and from Notify never interleave.
-func (c *Conn) write(line []byte) error {
-	if c.shut.Load() {
-		return ErrClosed // without waiting behind the line Serve gave up on
+// and from Notify never interleave. claim, when non-nil, is asked once the
+// line's turn has come; false withdraws it (ErrNotReading).
+func (c *Conn) write(line []byte, claim func() bool) error {
+	// Checked before waiting too, so that nothing queues behind a line
+	// that Serve gave up on.
+	if c.closed.Load() {
+		return ErrClosed
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.writeLocked(line)
-}
-
-// writeLocked is write with c.wmu held.
-func (c *Conn) writeLocked(line []byte) error {
-	if c.closed || c.shut.Load() {
+	if c.closed.Load() {
 		return ErrClosed
+	}
+	if claim != nil && !claim() {
+		return ErrNotReading
 	}
 	if c.werr != nil {
 		return c.werr

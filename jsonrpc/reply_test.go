@@ -102,36 +102,58 @@ func TestReplyInBatch(t *testing.T) {
 	checkLines(t, got, []string{`[{"jsonrpc":"2.0","id":1,"result":{"from":"return"}},{"jsonrpc":"2.0","id":2,"result":{}}]`})
 }
 
-// stalledWriter blocks every Write until open is closed.
+// stalledWriter blocks every Write until open is closed, and says on
+// entered when a Write has begun.
 type stalledWriter struct {
 	recorder
-	open chan struct{}
+	open    chan struct{}
+	entered chan struct{}
+}
+
+func newStalledWriter() *stalledWriter {
+	return &stalledWriter{open: make(chan struct{}), entered: make(chan struct{}, 10)}
 }
 
 func (w *stalledWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
 	<-w.open
 	return w.recorder.Write(p)
 }
 
+// serveStalled serves in over a stalledWriter with a write wait of 50ms,
+// keeping the input open until the returned finish is called, which lets
+// the writer go and waits for Serve.
+func serveStalled(t *testing.T, in string, h jsonrpc.Handler) (w *stalledWriter, finish func() []string) {
+	t.Helper()
+	w = newStalledWriter()
+	pr, pw := io.Pipe()
+	conn := jsonrpc.NewConn(pr, w, h, jsonrpc.Options{WriteWait: 50 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- conn.Serve(context.Background()) }()
+	go io.WriteString(pw, in)
+	return w, func() []string {
+		t.Helper()
+		close(w.open)
+		pw.Close()
+		if err := wait(t, done, "Serve"); err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+		return w.lines(t)
+	}
+}
+
+// An answer that the peer does not read within the write wait does not
+// count as given: Reply says so, though the line, already under way, goes
+// out whole once the peer reads, and the handler's result is not sent.
 func TestReplySlowReader(t *testing.T) {
-	defer jsonrpc.SetReplyWait(50 * time.Millisecond)()
 	h, goAhead, release, replied := replying()
 	close(goAhead)
 	close(release)
-	w := &stalledWriter{open: make(chan struct{})}
-	conn := jsonrpc.NewConn(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n"), w, h, jsonrpc.Options{})
-	done := make(chan error, 1)
-	go func() { done <- conn.Serve(context.Background()) }()
-	// Reply gives up waiting while the line is still blocked; it counts as
-	// sent, and goes out whole once the peer reads.
-	if err := wait(t, replied, "Reply"); err != nil {
-		t.Fatalf("Reply = %v, want nil", err)
+	_, finish := serveStalled(t, `{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n", h)
+	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
+		t.Fatalf("Reply = %v, want ErrNotReading", err)
 	}
-	close(w.open)
-	if err := wait(t, done, "Serve"); err != nil {
-		t.Fatalf("Serve = %v", err)
-	}
-	checkLines(t, w.lines(t), []string{`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`})
+	checkLines(t, finish(), []string{`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`})
 }
 
 func TestReplyAfterServeReturned(t *testing.T) {
@@ -161,30 +183,20 @@ func TestReplyOutsideAHandler(t *testing.T) {
 }
 
 // An answer that cannot even start out, because the one before it is still
-// blocked in a peer that does not read, is withdrawn: it could not be
-// written before Serve closes the connection, so it must not count as sent.
-// The handler's own result goes out instead, after the first answer.
+// blocked in a peer that does not read, is withdrawn: the handler's own
+// result goes out instead, after the first answer.
 func TestReplyBehindABlockedAnswer(t *testing.T) {
-	defer jsonrpc.SetReplyWait(50 * time.Millisecond)()
 	h, goAhead, release, replied := replying()
 	close(goAhead)
 	close(release)
-	w := &stalledWriter{open: make(chan struct{})}
 	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
-	conn := jsonrpc.NewConn(strings.NewReader(in), w, h, jsonrpc.Options{Grace: 10 * time.Second})
-	done := make(chan error, 1)
-	go func() { done <- conn.Serve(context.Background()) }()
-	if err := wait(t, replied, "the first Reply"); err != nil {
-		t.Fatalf("first Reply = %v, want nil: its line is under way", err)
+	_, finish := serveStalled(t, in, h)
+	for _, which := range []string{"first", "second"} {
+		if err := wait(t, replied, "the "+which+" Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
+			t.Fatalf("%s Reply = %v, want ErrNotReading", which, err)
+		}
 	}
-	if err := wait(t, replied, "the second Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
-		t.Fatalf("second Reply = %v, want ErrNotReading", err)
-	}
-	close(w.open)
-	if err := wait(t, done, "Serve"); err != nil {
-		t.Fatalf("Serve = %v", err)
-	}
-	checkLines(t, w.lines(t), []string{
+	checkLines(t, finish(), []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"from":"return"}}`,
 	})
@@ -193,18 +205,17 @@ func TestReplyBehindABlockedAnswer(t *testing.T) {
 // Serve returns within its bound even when a peer that does not read keeps
 // an answer blocked, and no line starts after it has returned.
 func TestServeReturnsPastABlockedWrite(t *testing.T) {
-	defer jsonrpc.SetCloseWait(50 * time.Millisecond)()
-	w := &stalledWriter{open: make(chan struct{})}
+	w := newStalledWriter()
 	defer close(w.open)
 	var l logs
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	conn := jsonrpc.NewConn(pr, w, testHandler, jsonrpc.Options{Grace: -1, Logf: l.Logf})
+	conn := jsonrpc.NewConn(pr, w, testHandler, jsonrpc.Options{Grace: -1, Logf: l.Logf, WriteWait: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- conn.Serve(ctx) }()
 	io.WriteString(pw, ping+"\n")
-	time.Sleep(20 * time.Millisecond) // the answer reaches the stalled writer
+	wait(t, w.entered, "the answer's Write")
 	cancel()
 	if err := wait(t, done, "Serve"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Serve = %v, want context.Canceled", err)

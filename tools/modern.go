@@ -119,11 +119,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 		}
 		return s.modernList, nil
 	case "tools/call":
-		r, err := s.callTool(ctx, p, true)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
+		return s.callTool(ctx, p, true)
 	case "subscriptions/listen":
 		return s.listen(req, p)
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"agentmail/mailbox"
 	"agentmail/tools"
@@ -96,15 +98,15 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 		return nil
 	}}
 	var logged []string
-	logf := func(format string, args ...any) { logged = append(logged, format) }
+	logf := func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
 	if err := tools.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
 		t.Fatal(err)
 	}
 	if n := unread(t, store); n != 1 {
 		t.Fatalf("%d unread after the answer was lost, want 1", n)
 	}
-	if len(logged) == 0 {
-		t.Error("the lost answer was not logged")
+	if !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "broken pipe") }) {
+		t.Errorf("logged %q, want the write error", logged)
 	}
 
 	var out bytes.Buffer
@@ -116,20 +118,32 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}
 }
 
-// A receive whose answer cannot start out, because the client has not read
-// the answer before it for a second, leaves its message unread and says so.
+// A receive whose answer the client does not read within a second leaves
+// its message unread and says so, whether the answer had started out (it
+// still reaches the client later) or was waiting behind one that had.
 func TestReceiveClientNotReading(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits out the one-second reply bound twice")
+		t.Skip("waits out the one-second write wait twice")
 	}
 	svc, store := mailForAlice(t)
 	if _, err := store.Append("bob", "alice", "second for alice"); err != nil {
 		t.Fatal(err)
 	}
-	// The first answer stays blocked until the second receive has given up;
-	// the input stays open until the second answer is out.
+	// The first answer stays blocked until both receives have given up,
+	// which each logs; the input stays open until the second answer is out.
 	open := make(chan struct{})
-	time.AfterFunc(2500*time.Millisecond, func() { close(open) })
+	var mu sync.Mutex
+	gaveUp := 0
+	logf := func(format string, args ...any) {
+		if !strings.Contains(fmt.Sprintf(format, args...), "stays unread") {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp++; gaveUp == 2 {
+			close(open)
+		}
+	}
 	pr, pw := io.Pipe()
 	w := &answerWriter{check: func(line string) error {
 		switch {
@@ -142,14 +156,14 @@ func TestReceiveClientNotReading(t *testing.T) {
 	}}
 	second := strings.Replace(receiveLine, `"id":1,`, `"id":2,`, 1)
 	go io.WriteString(pw, initLine+receiveLine+second)
-	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), pr, w); err != nil {
+	if err := tools.NewServer(svc, "test", logf).Serve(context.Background(), pr, w); err != nil {
 		t.Fatal(err)
 	}
 	out := w.out.String()
-	if !strings.Contains(out, `"text":"From: bob\nID: `) || !strings.Contains(out, "stays unread") {
-		t.Errorf("want the first message, then an error saying the second stays unread:\n%s", out)
+	if !strings.Contains(out, `"text":"From: bob\nID: `) || !strings.Contains(out, `"id":2,"result":{"content":[{"type":"text","text":"jsonrpc: the client is not reading its answers; the message stays unread"}],"isError":true}`) {
+		t.Errorf("want the first message, then an error saying the message stays unread:\n%s", out)
 	}
-	if n := unread(t, store); n != 1 {
-		t.Errorf("%d unread, want 1", n)
+	if n := unread(t, store); n != 2 {
+		t.Errorf("%d unread, want 2: no answer was read in time", n)
 	}
 }

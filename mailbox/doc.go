@@ -16,7 +16,7 @@
 //
 // Each of these files is opened with OpenRegular (or its locking twin): a
 // symbolic link in its place is not followed, a named pipe or a device is
-// not waited on, and anything that is not a regular file is refused with a
+// not waited on (unless another process holds a lock on it), and anything that is not a regular file is refused with a
 // *NotRegularError that names it, so nothing is ever read or written through
 // it. A cursor, which is overwritten in place, must also have no other hard
 // link (OpenOwn). The mailboxes and cursors directories must be directories

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-
-	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // NotRegularError reports a file of agentmail's that is something other than
@@ -18,13 +16,7 @@ type NotRegularError struct {
 	Mode fs.FileMode // the type bits of what Path names
 }
 
-func (e *NotRegularError) Error() string {
-	what := describe(e.Mode)
-	if what == "" {
-		return fmt.Sprintf("%s is not a regular file (mode %v); remove it", e.Path, e.Mode)
-	}
-	return fmt.Sprintf("%s is %s, not a regular file; remove it", e.Path, what)
-}
+func (e *NotRegularError) Error() string { return notA(e.Path, e.Mode, "a regular file") }
 
 // NotDirError reports a directory of agentmail's inside .agentmail
 // (mailboxes, cursors) that is something other than a directory, most
@@ -36,19 +28,19 @@ type NotDirError struct {
 	Mode fs.FileMode // the type bits of what Path names
 }
 
-func (e *NotDirError) Error() string {
-	what := describe(e.Mode)
-	if e.Mode.Type() == 0 {
-		what = "a regular file"
-	}
+func (e *NotDirError) Error() string { return notA(e.Path, e.Mode, "a directory") }
+
+// notA says that path, of the given type bits, is not what it should be.
+func notA(path string, mode fs.FileMode, want string) string {
+	what := describe(mode)
 	if what == "" {
-		return fmt.Sprintf("%s is not a directory (mode %v); remove it", e.Path, e.Mode)
+		return fmt.Sprintf("%s is not %s (mode %v); remove it", path, want, mode)
 	}
-	return fmt.Sprintf("%s is %s, not a directory; remove it", e.Path, what)
+	return fmt.Sprintf("%s is %s, not %s; remove it", path, what, want)
 }
 
 // describe names the kind of file that the type bits of mode stand for,
-// or returns "" for a regular file or an unknown type.
+// or returns "" for an unknown type.
 func describe(mode fs.FileMode) string {
 	switch t := mode.Type(); {
 	case t&fs.ModeSymlink != 0:
@@ -63,6 +55,8 @@ func describe(mode fs.FileMode) string {
 		return "a device"
 	case t&fs.ModeDir != 0:
 		return "a directory"
+	case t == 0:
+		return "a regular file"
 	}
 	return ""
 }
@@ -95,8 +89,8 @@ func realDir(path string, create bool) error {
 // regular file, and returns the file's FileInfo. It is how every file under
 // .agentmail (and .agentmailignore) is opened. A symbolic link as the last
 // element of path is not followed, and a named pipe or a device is opened
-// without waiting for it (O_NONBLOCK, cleared again once the file is known
-// to be regular); anything that is not a regular file is refused with a
+// without waiting for it (O_NONBLOCK, which reads and writes of a regular
+// file ignore, so it stays set); anything that is not a regular file is refused with a
 // *NotRegularError. A link in an earlier element, such as a linked
 // .agentmail directory, is followed as usual.
 func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
@@ -127,25 +121,8 @@ func OpenOwn(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, er
 	return f, fi, nil
 }
 
-// lockedOpen is OpenRegular through lockedfile: the file is locked (an
-// exclusive lock for a write flag, a shared one otherwise) before it is
-// checked. A lock on a named pipe or a device does not wait unless another
-// process holds one on the same file, and it is dropped at once.
-func lockedOpen(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
-	f, err := lockedfile.OpenFile(path, flag|openFlags, perm)
-	if err != nil {
-		return nil, nil, openError(path, err)
-	}
-	fi, err := regular(f.File, path)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
 // regular returns the FileInfo of f, opened from path with openFlags, when
-// it is a regular file, and puts f back into blocking mode.
+// it is a regular file.
 func regular(f *os.File, path string) (fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -153,9 +130,6 @@ func regular(f *os.File, path string) (fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
-	}
-	if err := setBlocking(f); err != nil {
-		return nil, err
 	}
 	return fi, nil
 }

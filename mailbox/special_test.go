@@ -501,3 +501,19 @@ func TestCursorDirLinked(t *testing.T) {
 		t.Errorf("the cursors link now is %v, %v; want it left alone", fi, err)
 	}
 }
+
+// TestMailboxDirRegularFile: a regular file where the mailboxes directory
+// belongs is refused by name and kind.
+func TestMailboxDirRegularFile(t *testing.T) {
+	s, _ := newStore(t)
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.MailboxDir(), []byte("not a directory\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Append("alice", "bob", "hi")
+	wantNotDir(t, "Append", err, s.MailboxDir(), "a regular file")
+	_, err = s.Receive("bob")
+	wantNotDir(t, "Receive", err, s.MailboxDir(), "a regular file")
+}

@@ -89,16 +89,23 @@ func (s *Store) cursorPath(name string) string {
 	return filepath.Join(s.cursorDir(), name)
 }
 
-// openLocked opens path with lockedOpen (an exclusive lock for a write flag,
-// a shared one otherwise; only a regular file, never through a symbolic
-// link) and makes sure that, once the lock is held, path still names the
+// openLocked opens path as OpenRegular does (only a regular file, never
+// through a symbolic link) through lockedfile, so with a lock (exclusive
+// for a write flag, shared otherwise) taken before the file is checked: a
+// lock on a named pipe or a device waits only when another process holds
+// one on it, and is dropped at once. It also makes sure that, once the lock is held, path still names the
 // locked inode. A mailbox replaced by a rename or removed while we waited
 // for its lock is opened again, so nothing is ever written to an orphaned
 // inode and no reader trusts one.
 func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
 	for {
-		f, fi, err := lockedOpen(path, flag, perm)
+		f, err := lockedfile.OpenFile(path, flag|openFlags, perm)
 		if err != nil {
+			return nil, nil, openError(path, err)
+		}
+		fi, err := regular(f.File, path)
+		if err != nil {
+			f.Close()
 			return nil, nil, err
 		}
 		pi, err := os.Lstat(path)

@@ -11,8 +11,6 @@ import (
 // not wait on pipes. A non-regular file is still refused after the open.
 const openFlags = 0
 
-func setBlocking(*os.File) error { return nil }
-
 // fileID returns 0: the cursor then relies on its line fingerprint alone.
 func fileID(fs.FileInfo) uint64 { return 0 }
 

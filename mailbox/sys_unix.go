@@ -4,18 +4,12 @@ package mailbox
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 )
 
 // openFlags are added to every open of a file of agentmail's: never follow
 // a symbolic link in the last element, never wait on a named pipe or device.
 const openFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-
-// setBlocking clears the O_NONBLOCK of openFlags on f, a regular file.
-func setBlocking(f *os.File) error {
-	return syscall.SetNonblock(int(f.Fd()), false)
-}
 
 // fileID returns the inode number of fi.
 func fileID(fi fs.FileInfo) uint64 {

@@ -153,14 +153,7 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 	if dryRun {
 		flag = os.O_RDONLY
 	}
-	err = realDir(s.MailboxDir(), false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	f, _, err := openLockedContext(ctx, path, flag, 0)
+	f, _, err := s.openMailbox(ctx, name, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}

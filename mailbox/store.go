@@ -119,6 +119,17 @@ func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.F
 	}
 }
 
+// openMailbox opens and locks name's mailbox with openLockedContext, once
+// realDir has checked the mailboxes directory, which it creates for a flag
+// with os.O_CREATE. A missing directory is a missing mailbox:
+// errors.Is(err, fs.ErrNotExist).
+func (s *Store) openMailbox(ctx context.Context, name string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
+	if err := realDir(s.MailboxDir(), flag&os.O_CREATE != 0); err != nil {
+		return nil, nil, err
+	}
+	return openLockedContext(ctx, s.MailboxPath(name), flag, perm)
+}
+
 // openLockedContext is openLocked, giving up with ctx's error when ctx is
 // done before the lock is held. A lock acquired after that is released at
 // once, unused: the caller never sees the file, so it changes nothing.
@@ -188,11 +199,7 @@ func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Mes
 	}
 	line = append(line, '\n')
 
-	dir := s.MailboxDir()
-	if err := realDir(dir, true); err != nil {
-		return Message{}, err
-	}
-	f, fi, err := openLockedContext(ctx, s.MailboxPath(to), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, fi, err := s.openMailbox(ctx, to, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return Message{}, err
 	}
@@ -223,7 +230,7 @@ func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Mes
 		// The mailbox may be new: make its directory entries durable too.
 		// The message is stored already, so a failure here is only
 		// reported; an error would make the sender send it again.
-		for _, d := range []string{dir, s.Dir(), s.Root} {
+		for _, d := range []string{s.MailboxDir(), s.Dir(), s.Root} {
 			if err := syncDir(d); err != nil {
 				s.warnf("could not sync directory %s: %v", d, err)
 			}
@@ -272,14 +279,7 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 		return nil, err
 	}
 	path := s.MailboxPath(name)
-	err := realDir(s.MailboxDir(), false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, fi, err := openLockedContext(ctx, path, os.O_RDWR, 0)
+	f, fi, err := s.openMailbox(ctx, name, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -365,14 +365,7 @@ func (s *Store) countUnread(name string, most int) (int, error) {
 	if err := ValidName(name); err != nil {
 		return 0, err
 	}
-	err := realDir(s.MailboxDir(), false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	f, fi, err := openLocked(s.MailboxPath(name), os.O_RDONLY, 0)
+	f, fi, err := s.openMailbox(context.Background(), name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

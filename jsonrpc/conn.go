@@ -604,8 +604,8 @@ var ErrNotReading = errors.New("jsonrpc: the client is not reading its answers")
 // not act until their answer is out, such as one that marks a message
 // read: if Reply fails, the peer has not been answered.
 //
-// Reply returns ErrCancelled when the request was cancelled, ErrClosed
-// after Serve has returned, the write error when the line could not be
+// Reply returns ErrCancelled when the request was cancelled, before the
+// answer started out, ErrClosed after Serve has returned, the write error when the line could not be
 // written, ErrNotReading when it was not written within the write wait,
 // and nil once it is written. A request inside a batch is answered with
 // the whole array, after its handler returns, so there Reply writes
@@ -616,17 +616,27 @@ func Reply(ctx context.Context, result any) error {
 	if !ok {
 		return errors.New("jsonrpc: Reply called outside a request handler")
 	}
-	return h.c.reply(h.cl, result)
+	return h.c.reply(ctx, h.cl, result)
 }
 
-func (c *Conn) reply(cl *call, result any) error {
+// The states of an answer given through Reply.
+const (
+	replyWaiting   int32 = iota // for its turn to be written
+	replyDecided                // its turn came: it was committed and started out, or it was found cancelled
+	replyWithdrawn              // given up before its turn came
+)
+
+func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
 	if cl.req.Batch {
 		return nil
 	}
 	if cl.replied {
 		return errors.New("jsonrpc: request already answered")
 	}
-	if !c.commit(cl) {
+	c.mu.Lock()
+	cancelled := cl.cancelled
+	c.mu.Unlock()
+	if cancelled {
 		return ErrCancelled
 	}
 	cl.replied = true
@@ -636,23 +646,47 @@ func (c *Conn) reply(cl *call, result any) error {
 	c.appendAnswer(cl.req.ID, result, nil)
 	c.out.WriteByte('\n')
 	line := bytes.Clone(c.out.Bytes())
-	// state says whether the line has started out (1) or been withdrawn
-	// (2) while it waited for an earlier line that the peer is slow to
-	// read.
+	// The request stays in progress until its line's turn comes: until
+	// then a Cancel still withdraws the answer and its id stays taken,
+	// and if the answer is withdrawn it stays so until the handler's own
+	// answer is committed.
 	var state atomic.Int32
+	claim := func() error {
+		if !state.CompareAndSwap(replyWaiting, replyDecided) {
+			return ErrNotReading
+		}
+		if !c.commit(cl) {
+			return ErrCancelled
+		}
+		return nil
+	}
 	done := make(chan error, 1)
-	go func() { done <- c.write(line, func() bool { return state.CompareAndSwap(0, 1) }) }()
+	go func() { done <- c.write(line, claim) }()
 	t := time.NewTimer(c.writeWait())
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
+	case <-ctx.Done():
 	case <-t.C:
 	}
-	if state.CompareAndSwap(0, 2) {
-		cl.replied = false
+	if !state.CompareAndSwap(replyWaiting, replyWithdrawn) {
+		// The line has started and may yet reach the peer, or the
+		// request was cancelled at its turn; either way the handler's
+		// own answer must not follow it.
+		return ErrNotReading
 	}
-	return ErrNotReading
+	cl.replied = false
+	if ctx.Err() == nil {
+		return ErrNotReading
+	}
+	c.mu.Lock()
+	cancelled = cl.cancelled
+	c.mu.Unlock()
+	if cancelled {
+		return ErrCancelled
+	}
+	return ErrClosed
 }
 
 // commit removes a finished request from inflight and reports whether it
@@ -776,8 +810,8 @@ func (c *Conn) writeOut() {
 
 // write sends one line in a single Write call, so that lines from the worker
 // and from Notify never interleave. claim, when non-nil, is asked once the
-// line's turn has come; false withdraws it (ErrNotReading).
-func (c *Conn) write(line []byte, claim func() bool) error {
+// line's turn has come; an error withdraws the line and is returned.
+func (c *Conn) write(line []byte, claim func() error) error {
 	// Checked before waiting too, so that nothing queues behind a line
 	// that Serve gave up on.
 	if c.closed.Load() {
@@ -788,8 +822,10 @@ func (c *Conn) write(line []byte, claim func() bool) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	if claim != nil && !claim() {
-		return ErrNotReading
+	if claim != nil {
+		if err := claim(); err != nil {
+			return err
+		}
 	}
 	if c.werr != nil {
 		return c.werr

@@ -120,26 +120,47 @@ func (w *stalledWriter) Write(p []byte) (int, error) {
 	return w.recorder.Write(p)
 }
 
-// serveStalled serves in over a stalledWriter with a write wait of 50ms,
-// keeping the input open until the returned finish is called, which lets
-// the writer go and waits for Serve.
-func serveStalled(t *testing.T, in string, h jsonrpc.Handler) (w *stalledWriter, finish func() []string) {
+// stalled is a Conn serving over a stalledWriter, with its input open.
+type stalled struct {
+	t      *testing.T
+	w      *stalledWriter
+	conn   *jsonrpc.Conn
+	in     *io.PipeWriter
+	served chan error
+}
+
+// startStalled serves in over a stalledWriter with opt, whose write wait
+// is 50ms unless set.
+func startStalled(t *testing.T, in string, h jsonrpc.Handler, opt jsonrpc.Options) *stalled {
 	t.Helper()
-	w = newStalledWriter()
-	pr, pw := io.Pipe()
-	conn := jsonrpc.NewConn(pr, w, h, jsonrpc.Options{WriteWait: 50 * time.Millisecond})
-	done := make(chan error, 1)
-	go func() { done <- conn.Serve(context.Background()) }()
-	go io.WriteString(pw, in)
-	return w, func() []string {
-		t.Helper()
-		close(w.open)
-		pw.Close()
-		if err := wait(t, done, "Serve"); err != nil {
-			t.Fatalf("Serve = %v", err)
-		}
-		return w.lines(t)
+	if opt.WriteWait == 0 {
+		opt.WriteWait = 50 * time.Millisecond
 	}
+	pr, pw := io.Pipe()
+	s := &stalled{t: t, w: newStalledWriter(), in: pw, served: make(chan error, 1)}
+	s.conn = jsonrpc.NewConn(pr, s.w, h, opt)
+	go func() { s.served <- s.conn.Serve(context.Background()) }()
+	go io.WriteString(pw, in)
+	return s
+}
+
+// send writes lines to the input.
+func (s *stalled) send(lines ...string) {
+	if _, err := io.WriteString(s.in, strings.Join(lines, "\n")+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// finish lets the writer go, ends the input, waits for Serve and returns
+// the lines written.
+func (s *stalled) finish() []string {
+	s.t.Helper()
+	close(s.w.open)
+	s.in.Close()
+	if err := wait(s.t, s.served, "Serve"); err != nil {
+		s.t.Fatalf("Serve = %v", err)
+	}
+	return s.w.lines(s.t)
 }
 
 // An answer that the peer does not read within the write wait does not
@@ -149,11 +170,11 @@ func TestReplySlowReader(t *testing.T) {
 	h, goAhead, release, replied := replying()
 	close(goAhead)
 	close(release)
-	_, finish := serveStalled(t, `{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n", h)
+	s := startStalled(t, `{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n", h, jsonrpc.Options{})
 	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
 		t.Fatalf("Reply = %v, want ErrNotReading", err)
 	}
-	checkLines(t, finish(), []string{`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`})
+	checkLines(t, s.finish(), []string{`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`})
 }
 
 func TestReplyAfterServeReturned(t *testing.T) {
@@ -190,13 +211,13 @@ func TestReplyBehindABlockedAnswer(t *testing.T) {
 	close(goAhead)
 	close(release)
 	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
-	_, finish := serveStalled(t, in, h)
+	s := startStalled(t, in, h, jsonrpc.Options{})
 	for _, which := range []string{"first", "second"} {
 		if err := wait(t, replied, "the "+which+" Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
 			t.Fatalf("%s Reply = %v, want ErrNotReading", which, err)
 		}
 	}
-	checkLines(t, finish(), []string{
+	checkLines(t, s.finish(), []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"from":"return"}}`,
 	})
@@ -226,4 +247,63 @@ func TestServeReturnsPastABlockedWrite(t *testing.T) {
 	if err := conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
 	}
+}
+
+// An answer withdrawn because the peer is not reading leaves its request in
+// progress until the handler returns: a request reusing its id is refused,
+// and a cancel still drops the handler's own answer.
+func TestReplyWithdrawnStaysInProgress(t *testing.T) {
+	var conn *jsonrpc.Conn
+	preempt, seen := marker(cancelOn(&conn))
+	second := make(chan struct{})
+	replied := make(chan error, 2)
+	calls := 0 // the handler runs on the worker only, one call at a time
+	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != "early" {
+			return testHandler(ctx, req)
+		}
+		calls++
+		replied <- jsonrpc.Reply(ctx, map[string]string{"from": "reply"})
+		if calls == 2 {
+			<-second
+		}
+		return map[string]string{"from": "return"}, nil
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
+	s := startStalled(t, in, h, jsonrpc.Options{Preempt: preempt})
+	conn = s.conn
+	for _, which := range []string{"first", "second"} {
+		if err := wait(t, replied, "the "+which+" Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
+			t.Fatalf("%s Reply = %v, want ErrNotReading", which, err)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","method":"cancel","params":{"id":2}}`, markerLine)
+	wait(t, seen, "the marker")
+	close(second)
+	checkLines(t, s.finish(), []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"from":"reply"}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate id of a request in progress"}}`,
+	})
+}
+
+// A cancel that arrives while an answer waits for its turn withdraws it at
+// once: Reply says so without waiting out the write wait, and the answer
+// is never written.
+func TestReplyCancelledWhileWaiting(t *testing.T) {
+	var conn *jsonrpc.Conn
+	h, started, goAhead, release, replied := replyingStarted()
+	close(release)
+	s := startStalled(t, "", h, jsonrpc.Options{Preempt: cancelOn(&conn), WriteWait: time.Hour})
+	conn = s.conn
+	// A notification blocked in the writer holds the turn.
+	go conn.Notify("first", nil)
+	wait(t, s.w.entered, "the notification's Write")
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
+	wait(t, started, "the handler")
+	close(goAhead)
+	s.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}`)
+	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Fatalf("Reply = %v, want ErrCancelled", err)
+	}
+	checkLines(t, s.finish(), []string{`{"jsonrpc":"2.0","method":"first"}`})
 }

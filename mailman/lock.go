@@ -88,7 +88,7 @@ func Acquire(path string) (*Lock, error) {
 				f.Close()
 				continue
 			}
-			if pid := readPID(f); earlierMailman(pid) {
+			if pid := readPID(f); earlierMailman(pid, path) {
 				f.Close()
 				return nil, &RunningError{PID: pid}
 			}
@@ -169,7 +169,7 @@ func Running(path string) (int, error) {
 		if got {
 			pid := readPID(f)
 			f.Close()
-			if earlierMailman(pid) {
+			if earlierMailman(pid, path) {
 				return pid, nil
 			}
 			return 0, nil
@@ -186,26 +186,42 @@ func Running(path string) (int, error) {
 	}
 }
 
-// earlierMailman reports whether pid, read from an unlocked PID file, is a
-// live mailman of the earlier tool, which writes its PID file without
-// taking the lock: a process other than this one whose command line is an
-// agentmail binary's "mailman". The command line keeps a PID that a
-// killed mailman left behind, since reused by another program, from
-// passing for one. A process that is gone has no command line, and
-// without /proc to read it the answer is false too.
-func earlierMailman(pid int) bool {
+// earlierMailman reports whether pid, read from the unlocked PID file at
+// path, is a live mailman of the earlier tool, which writes its PID file
+// without taking the lock: a process other than this one whose command
+// line is an agentmail binary's "mailman" and whose working directory is
+// the root the PID file belongs to, or below it (that tool's mailman runs
+// in the root, or where it was started in the foreground). The two keep a
+// PID that a killed mailman left behind, since reused by another program
+// or by the mailman of another project, from passing for one. A process
+// that is gone has no command line, and without /proc to read it the
+// answer is false too. A working directory that cannot be read (a process
+// of another user) is not held against the process.
+func earlierMailman(pid int, path string) bool {
 	if pid <= 0 || pid == os.Getpid() {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	proc := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(proc + "/cmdline")
 	if err != nil {
 		return false
 	}
 	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	i := slices.Index(args, "mailman")
-	return i > 0 && slices.ContainsFunc(args[:i], func(a string) bool {
+	if i <= 0 || !slices.ContainsFunc(args[:i], func(a string) bool {
 		return strings.Contains(filepath.Base(a), "agentmail")
-	})
+	}) {
+		return false
+	}
+	cwd, err := os.Readlink(proc + "/cwd")
+	if err != nil {
+		return true
+	}
+	root := filepath.Dir(filepath.Dir(path))
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	return cwd == root || strings.HasPrefix(cwd, strings.TrimSuffix(root, "/")+"/")
 }
 
 // samePath reports whether path still names the file f itself, not a

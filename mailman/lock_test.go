@@ -5,6 +5,7 @@ package mailman
 import (
 	"bufio"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -349,19 +350,27 @@ func TestLockEarlierToolMailman(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("needs /proc")
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, PIDFileName)
+	root := t.TempDir()
+	sub := filepath.Join(root, "sub")
+	bin := t.TempDir() // the binaries, and another project
+	for _, d := range []string{filepath.Join(root, ".agentmail"), sub} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(root, ".agentmail", PIDFileName)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := func(name string, args ...string) *exec.Cmd {
+	start := func(name, cwd string, args ...string) *exec.Cmd {
 		t.Helper()
-		link := filepath.Join(dir, name)
-		if err := os.Symlink(exe, link); err != nil {
+		link := filepath.Join(bin, name)
+		if err := os.Symlink(exe, link); err != nil && !errors.Is(err, fs.ErrExist) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(link, append([]string{"-test.run=^TestLockSleeperProcess$"}, args...)...)
+		cmd.Dir = cwd
 		cmd.Env = append(os.Environ(), "MAILMAN_TEST_SLEEP=1")
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -388,13 +397,27 @@ func TestLockEarlierToolMailman(t *testing.T) {
 	}
 
 	// A live process that is not a mailman: the PID is stale.
-	other := start("other", "mailman")
+	other := start("other", root, "mailman")
 	writePIDFile(other.Process.Pid)
 	if pid, err := Running(path); pid != 0 || err != nil {
 		t.Errorf("Running with the PID of a non-mailman = %d, %v; want 0, nil", pid, err)
 	}
 
-	old := start("agentmail", "mailman")
+	// The earlier tool's mailman of another project: the PID is stale too.
+	elsewhere := start("agentmail", bin, "mailman")
+	writePIDFile(elsewhere.Process.Pid)
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running with the PID of another project's mailman = %d, %v; want 0, nil", pid, err)
+	}
+
+	// Started in the foreground below the root, it serves this root.
+	below := start("agentmail", sub, "mailman")
+	writePIDFile(below.Process.Pid)
+	if pid, err := Running(path); pid != below.Process.Pid || err != nil {
+		t.Errorf("Running with a mailman in a subdirectory = %d, %v; want %d, nil", pid, err, below.Process.Pid)
+	}
+
+	old := start("agentmail", root, "mailman")
 	writePIDFile(old.Process.Pid)
 	if pid, err := Running(path); pid != old.Process.Pid || err != nil {
 		t.Errorf("Running with the earlier tool's mailman = %d, %v; want %d, nil", pid, err, old.Process.Pid)

@@ -200,11 +200,17 @@ func (s *Store) States() ([]State, error) {
 // cannot parse are kept as they are. The file is replaced atomically under
 // the state lock.
 func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) error {
+	return s.UpdateStateContext(context.Background(), name, fn)
+}
+
+// UpdateStateContext is UpdateState, except that waiting for the locks ends
+// with ctx's error, and nothing changed, if ctx is done first.
+func (s *Store) UpdateStateContext(ctx context.Context, name string, fn func(st *State, exists bool) bool) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
 	var encErr error
-	err := s.editStates(context.Background(), true, false, func(lines []stateLine) ([]stateLine, bool) {
+	err := s.editStates(ctx, true, false, func(lines []stateLine) ([]stateLine, bool) {
 		i := 0
 		for i < len(lines) && (lines[i].st == nil || lines[i].st.Recipient != name) {
 			i++
@@ -241,11 +247,17 @@ func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) e
 // non-empty pane is stored too. work and offline reset NotifiedAt; ready
 // keeps it, so that an agent going idle again is not rung twice at once.
 func (s *Store) SetStatus(name, status, pane string) error {
+	return s.SetStatusContext(context.Background(), name, status, pane)
+}
+
+// SetStatusContext is SetStatus, except that waiting for the locks ends
+// with ctx's error, and nothing changed, if ctx is done first.
+func (s *Store) SetStatusContext(ctx context.Context, name, status, pane string) error {
 	if err := ValidStatus(status); err != nil {
 		return err
 	}
 	now := s.now()
-	return s.UpdateState(name, func(st *State, _ bool) bool {
+	return s.UpdateStateContext(ctx, name, func(st *State, _ bool) bool {
 		st.Status = status
 		st.UpdatedAt = now
 		if pane != "" {

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 func stateOf(t *testing.T, s *Store, name string) State {
@@ -313,5 +316,32 @@ func TestStateKeys(t *testing.T) {
 	}
 	if !slices.Equal(keys, stateKeys) {
 		t.Errorf("State's keys %q, stateKeys %q", keys, stateKeys)
+	}
+}
+
+// TestSetStatusContextLockWait checks that a status change waiting for a
+// state lock that another holder keeps gives up when its context's
+// deadline passes, with a BusyError, and changes nothing.
+func TestSetStatusContextLockWait(t *testing.T) {
+	s, _ := newStore(t)
+	if err := s.SetStatus("bob", StatusWork, "%1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{s.statesLockPath(), s.StatesPath()} {
+		holder, err := lockedfile.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		within(t, "SetStatusContext with "+path+" locked", func() { err = s.SetStatusContext(ctx, "bob", StatusReady, "%1") })
+		cancel()
+		holder.Close()
+		var busy *BusyError
+		if !errors.As(err, &busy) || busy.Path != path {
+			t.Errorf("SetStatusContext with %s locked = %v; want a BusyError naming it", path, err)
+		}
+		if got := stateOf(t, s, "bob").Status; got != StatusWork {
+			t.Errorf("status after a change that gave up = %q, want %q", got, StatusWork)
+		}
 	}
 }

@@ -8,11 +8,13 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"agentmail/mailbox"
@@ -35,6 +37,21 @@ type Service struct {
 	// TermErr says why.
 	Term    Terminal
 	TermErr error
+	// LockWait bounds each wait for a lock in .agentmail that another
+	// process holds; zero means DefaultLockWait.
+	LockWait time.Duration
+}
+
+// DefaultLockWait is how long an operation waits for a lock that another
+// process holds before it fails with a *mailbox.BusyError. A lock is held
+// for milliseconds; a holder that keeps it longer has stopped (a process
+// suspended, or killed with its lock passed on to a child), and a command,
+// a hook or a tool call must not hang on it.
+const DefaultLockWait = 5 * time.Second
+
+// lockContext is ctx, bounded by the lock wait.
+func (s *Service) lockContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, cmp.Or(s.LockWait, DefaultLockWait))
 }
 
 // ErrRecipientNotFound is the error for an unknown, ignored or own window.
@@ -84,8 +101,8 @@ func (s *Service) session(ctx context.Context) (*tmux.Session, error) {
 //
 // Sending to yourself, to an ignored window or to a window that does not
 // exist in the caller's session fails with ErrRecipientNotFound, with a
-// "did you mean" hint when a close name exists. ctx bounds the wait for the
-// recipient's mailbox lock.
+// "did you mean" hint when a close name exists. ctx, and the lock wait,
+// bound the wait for the recipient's mailbox lock.
 func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.Message, error) {
 	if len(message) > mailbox.MaxMessageSize {
 		return mailbox.Message{}, mailbox.ErrTooLarge
@@ -127,13 +144,15 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 		}
 		return mailbox.Message{}, ErrRecipientNotFound
 	}
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
 	return st.AppendContext(ctx, sess.Self.Name, recipient, message)
 }
 
 // Receive returns the caller's oldest unread message and marks it read, or
 // nil when there is none. deliver, when not nil, hands the message on
-// before it is marked read, and ctx bounds the wait for the mailbox's lock
-// (see mailbox.Store.ReceiveContext).
+// before it is marked read, and ctx, and the lock wait, bound the wait for
+// the mailbox's lock (see mailbox.Store.ReceiveContext).
 func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
 	// tmux first, as for every command that needs it: outside tmux the
 	// answer is "not inside tmux" wherever the command runs.
@@ -145,6 +164,8 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
 	return st.ReceiveContext(ctx, sess.Self.Name, deliver)
 }
 
@@ -164,7 +185,9 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 	if err != nil {
 		return err
 	}
-	return st.SetStatus(sess.Self.Name, status, sess.Self.Pane)
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
+	return st.SetStatusContext(ctx, sess.Self.Name, status, sess.Self.Pane)
 }
 
 // Recipient is one entry of the recipients list.

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"agentmail/mailbox"
 	"agentmail/tmux"
@@ -124,5 +127,64 @@ func TestSetStatusOutsideTmuxFirst(t *testing.T) {
 	}
 	if err := svc.SetStatus(context.Background(), "asleep"); err == nil || tools.NotInTmux(err) {
 		t.Errorf("SetStatus(asleep) = %v, want the invalid status", err)
+	}
+}
+
+// TestLockWait checks that send, receive and status give up on a lock that
+// another process keeps, with an error that says so, after the service's
+// lock wait, and change nothing.
+func TestLockWait(t *testing.T) {
+	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob")}}
+	st := mailbox.New(t.TempDir())
+	svc := &tools.Service{Store: st, Term: term, LockWait: 50 * time.Millisecond}
+	ctx := context.Background()
+	if _, err := st.Append("bob", "alice", "for alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("alice", "bob", "for bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetStatus("alice", mailbox.StatusWork, "%0"); err != nil {
+		t.Fatal(err)
+	}
+	hold := func(path string) func() {
+		t.Helper()
+		f, err := lockedfile.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() { f.Close() }
+	}
+	wantBusy := func(op string, err error) {
+		t.Helper()
+		var busy *mailbox.BusyError
+		if !errors.As(err, &busy) || !strings.Contains(err.Error(), "locked by another process: gave up after waiting") {
+			t.Errorf("%s with a lock held = %v, want a BusyError", op, err)
+		}
+	}
+
+	release := hold(st.MailboxPath("bob"))
+	_, err := svc.Send(ctx, "bob", "never")
+	wantBusy("Send", err)
+	release()
+	release = hold(st.MailboxPath("alice"))
+	m, err := svc.Receive(ctx, nil)
+	wantBusy("Receive", err)
+	release()
+	release = hold(st.StatesPath())
+	wantBusy("SetStatus", svc.SetStatus(ctx, mailbox.StatusReady))
+	release()
+
+	// Nothing changed: bob has one message, alice hers, still unread, and
+	// her status is still work.
+	if n, err := st.Unread("bob"); n != 1 || err != nil {
+		t.Errorf("bob's unread = %d, %v; want 1", n, err)
+	}
+	if m, err = svc.Receive(ctx, nil); err != nil || m == nil || m.Message != "for alice" {
+		t.Errorf("Receive after the lock was let go = %+v, %v; want alice's message", m, err)
+	}
+	states, err := st.States()
+	if err != nil || len(states) != 1 || states[0].Status != mailbox.StatusWork {
+		t.Errorf("states = %+v, %v; want alice at work", states, err)
 	}
 }

@@ -332,7 +332,7 @@ func TestSetStatusContextLockWait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		within(t, "SetStatusContext with "+path+" locked", func() { err = s.SetStatusContext(ctx, "bob", StatusReady, "%1") })
 		cancel()
 		holder.Close()

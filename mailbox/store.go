@@ -134,19 +134,16 @@ func (s *Store) openMailbox(ctx context.Context, name string, flag int, perm fs.
 // deadline passes while they wait for a lock that another process holds.
 // errors.Is(err, context.DeadlineExceeded) holds for it.
 type BusyError struct {
-	Path   string        // the locked file
-	Waited time.Duration // how long it was waited for
+	Path string // the locked file
 }
 
-func (e *BusyError) Error() string {
-	return fmt.Sprintf("%s is locked by another process: gave up after waiting %v", e.Path, e.Waited.Round(100*time.Millisecond))
-}
+func (e *BusyError) Error() string { return e.Path + " is locked by another process" }
 
 func (e *BusyError) Unwrap() error { return context.DeadlineExceeded }
 
 // openLockedContext is openLocked, giving up with ctx's error when ctx is
-// done before the lock is held, or a *BusyError when that is because ctx's
-// deadline passed. A lock acquired after that is released at
+// done before the lock is held, or a *BusyError when its deadline passes
+// while it waits. A lock acquired after that is released at
 // once, unused: the caller never sees the file, so it changes nothing.
 // Until then the abandoned wait keeps a goroutine, and an OS thread, blocked
 // in flock: one for each call given up on while the holder holds on.
@@ -163,7 +160,6 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 		err error
 	}
 	ch := make(chan opened, 1)
-	start := time.Now()
 	go func() {
 		f, fi, err := openLocked(path, flag, perm)
 		ch <- opened{f, fi, err}
@@ -178,7 +174,7 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 			}
 		}()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, &BusyError{Path: path, Waited: time.Since(start)}
+			return nil, nil, &BusyError{Path: path}
 		}
 		return nil, nil, ctx.Err()
 	}

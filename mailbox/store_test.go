@@ -334,9 +334,8 @@ func TestContextLockWait(t *testing.T) {
 		t.Fatalf("AppendContext with the lock held = %v; want DeadlineExceeded", err)
 	}
 	var busy *BusyError
-	if !errors.As(err, &busy) || busy.Path != s.MailboxPath("bob") || busy.Waited < 50*time.Millisecond ||
-		!strings.Contains(err.Error(), "locked by another process") {
-		t.Errorf("AppendContext with the lock held = %v; want a BusyError naming the mailbox and the wait", err)
+	if !errors.As(err, &busy) || busy.Path != s.MailboxPath("bob") || err.Error() != s.MailboxPath("bob")+" is locked by another process" {
+		t.Errorf("AppendContext with the lock held = %v; want a BusyError naming the mailbox", err)
 	}
 	if after, err := os.ReadFile(s.MailboxPath("bob")); err != nil || string(after) != string(before) {
 		t.Fatalf("mailbox changed by a send that gave up: %q, %v", after, err)

@@ -37,21 +37,37 @@ type Service struct {
 	// TermErr says why.
 	Term    Terminal
 	TermErr error
-	// LockWait bounds each wait for a lock in .agentmail that another
-	// process holds; zero means DefaultLockWait.
+	// LockWait bounds the lock waits of one operation, for locks in
+	// .agentmail that another process holds; zero means DefaultLockWait.
 	LockWait time.Duration
 }
 
-// DefaultLockWait is how long an operation waits for a lock that another
-// process holds before it fails with a *mailbox.BusyError. A lock is held
-// for milliseconds; a holder that keeps it longer has stopped (a process
-// suspended, or killed with its lock passed on to a child), and a command,
-// a hook or a tool call must not hang on it.
+// DefaultLockWait is how long an operation waits for locks that another
+// process holds before it fails, changing nothing. A lock is held for
+// milliseconds; a holder that keeps it longer has stopped (a suspended
+// process, say), and a command, a hook or a tool call must not hang on it.
 const DefaultLockWait = 5 * time.Second
 
-// lockContext is ctx, bounded by the lock wait.
+func (s *Service) lockWait() time.Duration { return cmp.Or(s.LockWait, DefaultLockWait) }
+
+// lockContext is ctx, bounded by the lock wait. Under it the store only
+// waits for locks, so its deadline passing means a lock was held too long.
 func (s *Service) lockContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, cmp.Or(s.LockWait, DefaultLockWait))
+	return context.WithTimeout(ctx, s.lockWait())
+}
+
+// lockError says of an operation that gave up on a lock that it did, and
+// passes any other error on.
+func (s *Service) lockError(err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var busy *mailbox.BusyError
+	if !errors.As(err, &busy) {
+		// The budget ran out in an earlier wait of the same operation.
+		return fmt.Errorf("a file in .agentmail is locked by another process: gave up after waiting %v", s.lockWait())
+	}
+	return fmt.Errorf("%w: gave up after waiting %v", busy, s.lockWait())
 }
 
 // ErrRecipientNotFound is the error for an unknown, ignored or own window.
@@ -146,7 +162,8 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return st.AppendContext(ctx, sess.Self.Name, recipient, message)
+	m, err := st.AppendContext(ctx, sess.Self.Name, recipient, message)
+	return m, s.lockError(err)
 }
 
 // Receive returns the caller's oldest unread message and marks it read, or
@@ -166,7 +183,8 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return st.ReceiveContext(ctx, sess.Self.Name, deliver)
+	m, err := st.ReceiveContext(ctx, sess.Self.Name, deliver)
+	return m, s.lockError(err)
 }
 
 // SetStatus records the caller's status (ready, work or offline) and its
@@ -187,7 +205,7 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return st.SetStatusContext(ctx, sess.Self.Name, status, sess.Self.Pane)
+	return s.lockError(st.SetStatusContext(ctx, sess.Self.Name, status, sess.Self.Pane))
 }
 
 // Recipient is one entry of the recipients list.

@@ -136,7 +136,7 @@ func TestSetStatusOutsideTmuxFirst(t *testing.T) {
 func TestLockWait(t *testing.T) {
 	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob")}}
 	st := mailbox.New(t.TempDir())
-	svc := &tools.Service{Store: st, Term: term, LockWait: 50 * time.Millisecond}
+	svc := &tools.Service{Store: st, Term: term, LockWait: 200 * time.Millisecond}
 	ctx := context.Background()
 	if _, err := st.Append("bob", "alice", "for alice"); err != nil {
 		t.Fatal(err)
@@ -155,32 +155,40 @@ func TestLockWait(t *testing.T) {
 		}
 		return func() { f.Close() }
 	}
-	wantBusy := func(op string, err error) {
+	// Without the bound each call would hang; this fails the test instead.
+	wantBusy := func(op, path string, call func() error) {
 		t.Helper()
-		var busy *mailbox.BusyError
-		if !errors.As(err, &busy) || !strings.Contains(err.Error(), "locked by another process: gave up after waiting") {
-			t.Errorf("%s with a lock held = %v, want a BusyError", op, err)
+		release := hold(path)
+		defer release()
+		done := make(chan error, 1)
+		go func() { done <- call() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s with a lock held still waiting after 5s", op)
+		}
+		if want := path + " is locked by another process: gave up after waiting 200ms"; err == nil || err.Error() != want {
+			t.Errorf("%s with a lock held = %v, want %q", op, err, want)
 		}
 	}
 
-	release := hold(st.MailboxPath("bob"))
-	_, err := svc.Send(ctx, "bob", "never")
-	wantBusy("Send", err)
-	release()
-	release = hold(st.MailboxPath("alice"))
-	m, err := svc.Receive(ctx, nil)
-	wantBusy("Receive", err)
-	release()
-	release = hold(st.StatesPath())
-	wantBusy("SetStatus", svc.SetStatus(ctx, mailbox.StatusReady))
-	release()
+	wantBusy("Send", st.MailboxPath("bob"), func() error {
+		_, err := svc.Send(ctx, "bob", "never")
+		return err
+	})
+	wantBusy("Receive", st.MailboxPath("alice"), func() error {
+		_, err := svc.Receive(ctx, nil)
+		return err
+	})
+	wantBusy("SetStatus", st.StatesPath(), func() error { return svc.SetStatus(ctx, mailbox.StatusReady) })
 
 	// Nothing changed: bob has one message, alice hers, still unread, and
 	// her status is still work.
 	if n, err := st.Unread("bob"); n != 1 || err != nil {
 		t.Errorf("bob's unread = %d, %v; want 1", n, err)
 	}
-	if m, err = svc.Receive(ctx, nil); err != nil || m == nil || m.Message != "for alice" {
+	if m, err := svc.Receive(ctx, nil); err != nil || m == nil || m.Message != "for alice" {
 		t.Errorf("Receive after the lock was let go = %+v, %v; want alice's message", m, err)
 	}
 	states, err := st.States()

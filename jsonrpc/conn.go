@@ -671,10 +671,17 @@ func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
 	case <-t.C:
 	}
 	if !state.CompareAndSwap(replyWaiting, replyWithdrawn) {
-		// The line has started and may yet reach the peer, or the
-		// request was cancelled at its turn; either way the handler's
-		// own answer must not follow it.
-		return ErrNotReading
+		// The line's turn came as the wait ended. It may be written
+		// already, or the request was found cancelled: say so if the
+		// write has returned. Otherwise it has started and may yet
+		// reach the peer; either way the handler's own answer must not
+		// follow it.
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ErrNotReading
+		}
 	}
 	cl.replied = false
 	if ctx.Err() == nil {

@@ -291,16 +291,23 @@ func TestReplyWithdrawnStaysInProgress(t *testing.T) {
 // is never written.
 func TestReplyCancelledWhileWaiting(t *testing.T) {
 	var conn *jsonrpc.Conn
-	h, started, goAhead, release, replied := replyingStarted()
-	close(release)
+	calling := make(chan struct{}, 1)
+	replied := make(chan error, 1)
+	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		calling <- struct{}{}
+		replied <- jsonrpc.Reply(ctx, map[string]string{"from": "reply"})
+		return map[string]string{"from": "return"}, nil
+	}
 	s := startStalled(t, "", h, jsonrpc.Options{Preempt: cancelOn(&conn), WriteWait: time.Hour})
 	conn = s.conn
 	// A notification blocked in the writer holds the turn.
 	go conn.Notify("first", nil)
 	wait(t, s.w.entered, "the notification's Write")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
-	wait(t, started, "the handler")
-	close(goAhead)
+	wait(t, calling, "the handler")
+	// Let Reply start waiting, so that the cancel finds it waiting; one
+	// that comes earlier is refused at Reply's start and passes too.
+	time.Sleep(20 * time.Millisecond)
 	s.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}`)
 	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrCancelled) {
 		t.Fatalf("Reply = %v, want ErrCancelled", err)

@@ -215,9 +215,13 @@ func earlierMailman(pid int, path string) bool {
 	}
 	cwd, err := os.Readlink(proc + "/cwd")
 	if err != nil {
-		return true
+		// Not ours to read; any other error means the process is gone.
+		return errors.Is(err, fs.ErrPermission)
 	}
-	root := filepath.Dir(filepath.Dir(path))
+	root, err := filepath.Abs(filepath.Dir(filepath.Dir(path)))
+	if err != nil {
+		return false
+	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}

@@ -190,8 +190,9 @@ func Running(path string) (int, error) {
 // path, is a live mailman of the earlier tool, which writes its PID file
 // without taking the lock: a process other than this one whose command
 // line is an agentmail binary's "mailman" and whose working directory is
-// the root the PID file belongs to, or below it (that tool's mailman runs
-// in the root, or where it was started in the foreground). The two keep a
+// the root the PID file belongs to, or a directory below it with no other
+// project in between (that tool's mailman runs in the root, or where it
+// was started in the foreground). The two keep a
 // PID that a killed mailman left behind, since reused by another program
 // or by the mailman of another project, from passing for one. A process
 // that is gone has no command line, and without /proc to read it the
@@ -225,7 +226,14 @@ func earlierMailman(pid int, path string) bool {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
-	return cwd == root || strings.HasPrefix(cwd, strings.TrimSuffix(root, "/")+"/")
+	if cwd == root {
+		return true
+	}
+	// Started below the root, its root is the nearest directory upwards
+	// that holds .git, as ours is, or its working directory when none
+	// does: a nested project (a submodule, say) has a root of its own.
+	theirs, err := mailbox.FindRoot(cwd, func(string) string { return "" })
+	return err == nil && theirs == root
 }
 
 // samePath reports whether path still names the file f itself, not a

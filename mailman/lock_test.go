@@ -352,9 +352,10 @@ func TestLockEarlierToolMailman(t *testing.T) {
 	}
 	root := t.TempDir()
 	sub := filepath.Join(root, "sub")
-	bin := t.TempDir() // the binaries, and another project
-	for _, d := range []string{filepath.Join(root, ".agentmail"), sub} {
-		if err := os.Mkdir(d, 0o700); err != nil {
+	nested := filepath.Join(root, "nested") // a project of its own
+	bin := t.TempDir()                      // the binaries, and another project
+	for _, d := range []string{filepath.Join(root, ".git"), filepath.Join(root, ".agentmail"), sub, filepath.Join(nested, ".git")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -408,6 +409,13 @@ func TestLockEarlierToolMailman(t *testing.T) {
 	writePIDFile(elsewhere.Process.Pid)
 	if pid, err := Running(path); pid != 0 || err != nil {
 		t.Errorf("Running with the PID of another project's mailman = %d, %v; want 0, nil", pid, err)
+	}
+
+	// Nor does that of a project nested in this one.
+	inNested := start("agentmail", nested, "mailman")
+	writePIDFile(inNested.Process.Pid)
+	if pid, err := Running(path); pid != 0 || err != nil {
+		t.Errorf("Running with the PID of a nested project's mailman = %d, %v; want 0, nil", pid, err)
 	}
 
 	// Started in the foreground below the root, it serves this root.

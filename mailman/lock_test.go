@@ -397,32 +397,26 @@ func TestLockEarlierToolMailman(t *testing.T) {
 		}
 	}
 
-	// A live process that is not a mailman: the PID is stale.
-	other := start("other", root, "mailman")
-	writePIDFile(other.Process.Pid)
-	if pid, err := Running(path); pid != 0 || err != nil {
-		t.Errorf("Running with the PID of a non-mailman = %d, %v; want 0, nil", pid, err)
-	}
-
-	// The earlier tool's mailman of another project: the PID is stale too.
-	elsewhere := start("agentmail", bin, "mailman")
-	writePIDFile(elsewhere.Process.Pid)
-	if pid, err := Running(path); pid != 0 || err != nil {
-		t.Errorf("Running with the PID of another project's mailman = %d, %v; want 0, nil", pid, err)
-	}
-
-	// Nor does that of a project nested in this one.
-	inNested := start("agentmail", nested, "mailman")
-	writePIDFile(inNested.Process.Pid)
-	if pid, err := Running(path); pid != 0 || err != nil {
-		t.Errorf("Running with the PID of a nested project's mailman = %d, %v; want 0, nil", pid, err)
-	}
-
-	// Started in the foreground below the root, it serves this root.
-	below := start("agentmail", sub, "mailman")
-	writePIDFile(below.Process.Pid)
-	if pid, err := Running(path); pid != below.Process.Pid || err != nil {
-		t.Errorf("Running with a mailman in a subdirectory = %d, %v; want %d, nil", pid, err, below.Process.Pid)
+	// The PID names a live process that is not this root's mailman, so it
+	// is stale; or a mailman started in the foreground below the root.
+	for _, c := range []struct {
+		what, name, cwd string
+		ours            bool
+	}{
+		{"a non-mailman", "other", root, false},
+		{"the earlier tool's mailman of another project", "agentmail", bin, false},
+		{"that of a project nested in this one", "agentmail", nested, false},
+		{"that of this root, in a subdirectory", "agentmail", sub, true},
+	} {
+		cmd := start(c.name, c.cwd, "mailman")
+		writePIDFile(cmd.Process.Pid)
+		want := 0
+		if c.ours {
+			want = cmd.Process.Pid
+		}
+		if pid, err := Running(path); pid != want || err != nil {
+			t.Errorf("Running with the PID of %s = %d, %v; want %d, nil", c.what, pid, err, want)
+		}
 	}
 
 	old := start("agentmail", root, "mailman")

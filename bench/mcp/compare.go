@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"time"
 )
@@ -12,7 +13,10 @@ import (
 // between the two servers, start by start and request by request, so that
 // whatever else the machine does weighs on both alike. It prints one table:
 // the median of each, and agentmail's figure as a share of the other's.
-func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
+// The cold starts alternate with those of the floor program too (floor
+// starts it), so that the share of the other's cold start that no Go
+// program can go below is measured under the same conditions.
+func compare(e *env, other string, floor func() *exec.Cmd, starts, pings, calls, rssCalls int) error {
 	bins := [2]string{e.bin, other}
 	fmt.Printf("comparison, legacy handshake, alternating between\n  A: %s (%s)\n  B: %s (%s)\n\n", bins[0], linkage(bins[0]), bins[1], linkage(bins[1]))
 	var rows []row
@@ -20,6 +24,7 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	// Cold start.
 	handshake := []string{initLine, initedLine, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n"}
 	var cold [2][]time.Duration
+	var floorCold []time.Duration
 	for range starts {
 		for i, bin := range bins {
 			d, err := coldStart(e.commandFor(bin, "alice"), handshake)
@@ -28,6 +33,11 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 			}
 			cold[i] = append(cold[i], d)
 		}
+		d, err := coldStart(floor(), handshake)
+		if err != nil {
+			return fmt.Errorf("floor program: %w", err)
+		}
+		floorCold = append(floorCold, d)
 	}
 	rows = append(rows, row{"cold start to tools/list answered", median(cold[0]), median(cold[1])})
 
@@ -123,6 +133,9 @@ func compare(e *env, other string, starts, pings, calls, rssCalls int) error {
 	for _, r := range rows {
 		fmt.Printf("%-40s %12v %12v %7.2fx\n", r.name, round(r.a), round(r.b), float64(r.a)/float64(r.b))
 	}
+	fl := median(floorCold)
+	fmt.Printf("floor program's cold start in the same alternation: %v = %.2fx of B (answers its first two lines)\n",
+		round(fl), float64(fl)/float64(median(cold[1])))
 	for i, name := range []string{"A", "B"} {
 		fmt.Printf("%s: RSS after initialize %s, after 100 calls %s, after %d calls %s (%+.2f MB since 100)\n",
 			name, mb(rss0[i]), mb(rss100[i]), rssCalls, mb(rssN[i]), float64(rssN[i]-rss100[i])/(1<<20))

@@ -262,7 +262,7 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 	if err != nil {
 		return err
 	}
-	return compare(env, abs, starts, pings, calls, rssCalls)
+	return compare(env, abs, echoCmd, starts, pings, calls, rssCalls)
 }
 
 // measure sends line n times, each after the previous answer, after a

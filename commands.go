@@ -57,7 +57,8 @@ The recipient and the message may be given as arguments or with -r and -m.
 With no message argument, the message is read from standard input when it
 is not a terminal; one trailing newline is removed. A message is at most
 65536 bytes. A recipient whose name starts with "-" is given with -r or
-after "--".
+after "--". A mailbox that another process keeps locked for 5 seconds
+fails the send, and nothing is stored.
 
 Flags:
   -r, --recipient NAME   the recipient's window name
@@ -156,6 +157,8 @@ var receiveCmd = &command{
 	usage:   "agentmail receive [--hook]",
 	help: `Print your oldest unread message and mark it read, or "No unread messages".
 Each message is delivered once, even to receivers running at the same time.
+A mailbox that another process keeps locked for 5 seconds fails the
+receive, and the mail stays unread.
 
 Flags:
   --hook   for assistant Stop hooks: print nothing and exit 0 when there is no
@@ -280,7 +283,9 @@ var statusCmd = &command{
 waits. "work" and "offline" mean do not ring; they also reset the time you
 were last rung, so that you are rung again when you are next ready.
 
-Outside tmux this does nothing and exits 0, so hooks may call it anywhere.`,
+Outside tmux this does nothing and exits 0, so hooks may call it anywhere.
+A state file that another process keeps locked for 5 seconds fails the
+change, and nothing is changed.`,
 	run: func(ctx context.Context, e *env, args []string) error {
 		pos, err := parseArgs(newFlags("status"), args)
 		if err != nil {

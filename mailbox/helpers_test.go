@@ -7,7 +7,21 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
+
+// within runs fn, on the test's goroutine so that it may fail the test, and
+// ends the whole test binary with a message naming what when fn has not
+// returned after a few seconds, as an open that waits on a named pipe, or
+// a lock wait that ignores its context, never would.
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	timer := time.AfterFunc(5*time.Second, func() {
+		panic(fmt.Sprintf("%s: %s still blocked after 5s", t.Name(), what))
+	})
+	defer timer.Stop()
+	fn()
+}
 
 // warnings collects what a Store reports through Warnf.
 type warnings struct {

@@ -15,23 +15,6 @@ import (
 	"time"
 )
 
-// within runs fn and fails the test when it has not returned after a few
-// seconds, as an open that waits on a named pipe, or a lock wait that
-// ignores its context, never would.
-func within(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s still blocked after 5s", what)
-	}
-}
-
 // special is something other than a regular file, put where a file of
 // agentmail's belongs.
 type special struct {

@@ -2,10 +2,7 @@
 
 package mailbox
 
-import (
-	"io/fs"
-	"os"
-)
+import "io/fs"
 
 // openFlags is empty: these systems have no O_NOFOLLOW, and their opens do
 // not wait on pipes. A non-regular file is still refused after the open.

@@ -111,7 +111,7 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 			}
 			kept = append(kept, l)
 		}
-		return kept, !opt.DryRun && len(kept) < len(lines)
+		return kept, len(kept) < len(lines)
 	})
 	cancel()
 	if err != nil && !skipped(s.StatesPath(), err) {

@@ -343,6 +343,19 @@ func TestContextLockWait(t *testing.T) {
 	if err := holder.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A context that is done already changes nothing, even with the lock
+	// free, and says why rather than that the file is locked.
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := s.AppendContext(gone, "alice", "bob", "never"); !errors.Is(err, context.Canceled) {
+		t.Errorf("AppendContext with a cancelled context = %v; want context.Canceled", err)
+	}
+	if m, err := s.ReceiveContext(gone, "bob", nil); m != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("ReceiveContext with a cancelled context = %+v, %v; want nil, context.Canceled", m, err)
+	}
+	if after, err := os.ReadFile(s.MailboxPath("bob")); err != nil || string(after) != string(before) {
+		t.Fatalf("mailbox changed by calls with a cancelled context: %q, %v", after, err)
+	}
 	// The abandoned attempt gets the lock now and must release it at once
 	// without touching anything: a plain Receive finds the message unread.
 	type received struct {

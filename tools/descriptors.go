@@ -13,11 +13,20 @@ import (
 	"agentmail/mailbox"
 )
 
-// replyFunc answers a tools/call at once with a successful result, before
+// replier answers a tools/call at once with a successful result, before
 // the tool returns (see jsonrpc.Reply). A tool that must not act until its
-// answer is out, such as receive marking a message read, calls it first and
-// acts only when it returns nil.
-type replyFunc func(text string, structured any) error
+// answer is out, such as receive marking a message read, calls its reply
+// first and acts only when that returns nil. It is a value, not a closure,
+// so that the calls of the other tools cost no allocation for it.
+type replier struct {
+	s      *Server
+	ctx    context.Context
+	modern bool
+}
+
+func (r replier) reply(text string, structured any) error {
+	return jsonrpc.Reply(r.ctx, r.s.finish(toolOK(text, structured), r.modern))
+}
 
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
@@ -36,7 +45,7 @@ type tool struct {
 	// params lists the argument names in inputSchema; all are required
 	// strings, which is all these four tools need.
 	params []string
-	call   func(s *Service, ctx context.Context, args map[string]string, reply replyFunc) (text string, structured any, err error)
+	call   func(s *Service, ctx context.Context, args map[string]string, r replier) (text string, structured any, err error)
 }
 
 type annotations struct {
@@ -69,7 +78,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["message_id"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "Send a message", OpenWorldHint: false},
 			params:      []string{"recipient", "message"},
-			call: func(s *Service, ctx context.Context, args map[string]string, _ replyFunc) (string, any, error) {
+			call: func(s *Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
 				m, err := s.Send(ctx, args["recipient"], args["message"])
 				if err != nil {
 					return "", nil, err
@@ -88,12 +97,12 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"from":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},` +
 				`"status":{"type":"string","const":"No unread messages"}},"additionalProperties":false}`),
 			Annotations: annotations{Title: "Receive a message"},
-			call: func(s *Service, ctx context.Context, _ map[string]string, reply replyFunc) (string, any, error) {
+			call: func(s *Service, ctx context.Context, _ map[string]string, r replier) (string, any, error) {
 				// The answer goes out before the message is marked read:
 				// one the client never gets (a cancelled call, a closed
 				// connection) stays unread.
 				m, err := s.Receive(ctx, func(m *mailbox.Message) error {
-					return reply(ReceivedText(m), received(m))
+					return r.reply(ReceivedText(m), received(m))
 				})
 				if errors.Is(err, jsonrpc.ErrNotReading) {
 					return "", nil, fmt.Errorf("%w; the message stays unread", err)
@@ -119,7 +128,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["status"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "Set your status", IdempotentHint: true},
 			params:      []string{"status"},
-			call: func(s *Service, ctx context.Context, args map[string]string, _ replyFunc) (string, any, error) {
+			call: func(s *Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
 				if err := s.SetStatus(ctx, args["status"]); err != nil {
 					return "", nil, err
 				}
@@ -137,7 +146,7 @@ var toolList = sync.OnceValue(func() []*tool {
 				`"required":["name","is_current"],"additionalProperties":false}}},` +
 				`"required":["recipients"],"additionalProperties":false}`),
 			Annotations: annotations{Title: "List recipients", ReadOnlyHint: true},
-			call: func(s *Service, ctx context.Context, _ map[string]string, _ replyFunc) (string, any, error) {
+			call: func(s *Service, ctx context.Context, _ map[string]string, _ replier) (string, any, error) {
 				list, err := s.Recipients(ctx)
 				if err != nil {
 					return "", nil, err

@@ -365,10 +365,7 @@ func (s *Server) runTool(ctx context.Context, p *params, modern bool) (toolResul
 	if err != nil {
 		return toolError(err), nil
 	}
-	reply := func(text string, structured any) error {
-		return jsonrpc.Reply(ctx, s.finish(toolOK(text, structured), modern))
-	}
-	text, structured, err := t.call(s.svc, ctx, args, reply)
+	text, structured, err := t.call(s.svc, ctx, args, replier{s, ctx, modern})
 	if err != nil {
 		// A call cancelled by the client or by a shutdown is not answered,
 		// and not worth a log line either.

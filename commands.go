@@ -328,12 +328,6 @@ with a warning, and the rest is cleaned; the exit status is still 0.`,
 // maxCleanupHours is the largest threshold cleanup accepts.
 const maxCleanupHours = 1_000_000
 
-// cleanupLockWait bounds how long cleanup waits for the lock of each file.
-// A lock is held for milliseconds, even by another cleanup rewriting a big
-// mailbox; a holder that takes longer has stopped, and cleanup leaves its
-// file for another time rather than wait for it without end.
-const cleanupLockWait = 5 * time.Second
-
 func runCleanup(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cleanup")
 	stale := fs.Int("stale-hours", 48, "")
@@ -361,7 +355,10 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 		StaleAfter:     time.Duration(*stale) * time.Hour,
 		DeliveredAfter: time.Duration(*delivered) * time.Hour,
 		DryRun:         *dry,
-		LockWait:       cleanupLockWait,
+		// A lock is held for milliseconds, even by another cleanup
+		// rewriting a big mailbox: cleanup waits as long as the other
+		// commands, then leaves the file for another time.
+		LockWait: tools.DefaultLockWait,
 	}
 	// Which windows exist is only needed to find the entries of windows
 	// that are gone; without it those are kept, and the rest goes on.

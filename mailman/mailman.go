@@ -195,14 +195,14 @@ func (m *Mailman) report(subject, msg string) {
 }
 
 // wait runs fn, a call of the store that may wait for the lock of the file
-// named by key, on a goroutine of its own, and waits for it to return. It
-// returns errBusy when fn is still waiting after storeWait, and ctx's error
-// when ctx ends first; fn then goes on waiting on its own, and writes
-// nothing the caller reads. While it waits, a wait for the same key returns
+// named by key, on a goroutine of its own, and returns fn's error once fn
+// has returned. It returns errBusy when fn is still waiting after
+// storeWait, and ctx's error when ctx ends first; fn then goes on waiting
+// on its own (waitFor hands over results only from a call that returned). While it waits, a wait for the same key returns
 // errBusy at once rather than starting another call: a file held for a long
 // time costs one goroutine, and storeWait once, not on every pass. Once it
 // returns, Run is woken for a pass.
-func (m *Mailman) wait(ctx context.Context, key string, fn func()) error {
+func (m *Mailman) wait(ctx context.Context, key string, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -215,15 +215,16 @@ func (m *Mailman) wait(ctx context.Context, key string, fn func()) error {
 		}
 	}
 	done := make(chan struct{})
+	var err error
 	go func() {
 		defer close(done)
-		fn()
+		err = fn()
 	}()
 	t := time.NewTimer(storeWait)
 	defer t.Stop()
 	select {
 	case <-done:
-		return nil
+		return err
 	case <-t.C:
 	case <-ctx.Done():
 	}
@@ -243,6 +244,22 @@ func (m *Mailman) wait(ctx context.Context, key string, fn func()) error {
 		return err
 	}
 	return errBusy
+}
+
+// waitFor is wait for a call of the store with a result: fn's results
+// once it has returned, or the zero value and wait's error.
+func waitFor[T any](ctx context.Context, m *Mailman, key string, fn func() (T, error)) (T, error) {
+	var v T
+	err := m.wait(ctx, key, func() (err error) {
+		v, err = fn()
+		return err
+	})
+	if err != nil && (err == errBusy || err == ctx.Err()) {
+		// wait gave up, and fn may still be writing v.
+		var zero T
+		return zero, err
+	}
+	return v, err
 }
 
 // freedChan returns the channel on which wait reports that a file it gave
@@ -314,13 +331,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 
 	// Without the states nobody is rung: an agent at work must never be
 	// taken for one without an entry because its entry could not be read.
-	// A call that wait gives up on goes on alone: it writes only variables
-	// that are read once it has returned.
-	var states []mailbox.State
-	var serr error
-	if err = m.wait(ctx, "states", func() { states, serr = m.Store.States() }); err == nil {
-		err = serr
-	}
+	states, err := waitFor(ctx, m, "states", m.Store.States)
 	if ctx.Err() != nil {
 		return time.Time{}, ctx.Err()
 	}
@@ -343,12 +354,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 
 	unread := func(name string) bool {
-		var has bool
-		var herr error
-		err := m.wait(ctx, "mailbox "+name, func() { has, herr = m.Store.HasUnread(name) })
-		if err == nil {
-			err = herr
-		}
+		has, err := waitFor(ctx, m, "mailbox "+name, func() (bool, error) { return m.Store.HasUnread(name) })
 		switch {
 		case ctx.Err() != nil:
 			return false
@@ -470,13 +476,9 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			delete(m.tried, c.name)
 			// The ring happened, so it is recorded even when the mailman
 			// is stopping; storeWait bounds the wait.
-			var merr error
 			// Its key is not that of reading the states: a record waits for
 			// recipients.lock as well, which a reading never takes.
-			err := m.wait(context.WithoutCancel(ctx), "record", func() { merr = m.markNotified(c.name, c.updated, now) })
-			if err == nil {
-				err = merr
-			}
+			err := m.wait(context.WithoutCancel(ctx), "record", func() error { return m.markNotified(c.name, c.updated, now) })
 			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
 				m.tried[c.name] = try{at: now, rang: true}

@@ -382,9 +382,17 @@ type pipeConn struct {
 }
 
 func startPipe(t *testing.T, ctx context.Context, h jsonrpc.Handler, opt jsonrpc.Options) *pipeConn {
+	out := &recorder{}
+	return startPipeWriter(t, ctx, out, out, h, opt)
+}
+
+// startPipeWriter is startPipe with w as the Conn's writer. out is the
+// recorder that w passes its writes on to, from which finish and waitLines
+// read the lines.
+func startPipeWriter(t *testing.T, ctx context.Context, w io.Writer, out *recorder, h jsonrpc.Handler, opt jsonrpc.Options) *pipeConn {
 	pr, pw := io.Pipe()
-	p := &pipeConn{t: t, in: pw, out: &recorder{}, done: make(chan error, 1)}
-	p.conn = jsonrpc.NewConn(pr, p.out, h, opt)
+	p := &pipeConn{t: t, in: pw, out: out, done: make(chan error, 1)}
+	p.conn = jsonrpc.NewConn(pr, w, h, opt)
 	go func() { p.done <- p.conn.Serve(ctx) }()
 	t.Cleanup(func() { pw.Close() })
 	return p

@@ -3,7 +3,6 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +10,11 @@ import (
 	"agentmail/jsonrpc"
 )
 
-// replying returns a handler whose method "early" reports that it started,
-// waits for goAhead, answers
-// through Reply, reports Reply's error and waits for release before it
-// returns a different result, which must never be sent for a request on
-// its own line; other methods go to testHandler.
-func replying() (h jsonrpc.Handler, goAhead, release chan struct{}, replied chan error) {
-	h, _, goAhead, release, replied = replyingStarted()
-	return h, goAhead, release, replied
-}
-
+// replyingStarted returns a handler whose method "early" says on started
+// that it has begun, waits for goAhead, answers through Reply, reports
+// Reply's error on replied and waits for release before it returns a
+// different result, which must never be sent for a request on its own
+// line; other methods go to testHandler.
 func replyingStarted() (h jsonrpc.Handler, started, goAhead, release chan struct{}, replied chan error) {
 	started, goAhead, release = make(chan struct{}, 10), make(chan struct{}), make(chan struct{})
 	replied = make(chan error, 10)
@@ -38,7 +32,7 @@ func replyingStarted() (h jsonrpc.Handler, started, goAhead, release chan struct
 }
 
 func TestReplyAnswersBeforeTheHandlerReturns(t *testing.T) {
-	h, goAhead, release, replied := replying()
+	h, _, goAhead, release, replied := replyingStarted()
 	p := startPipe(t, context.Background(), h, jsonrpc.Options{})
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	close(goAhead)
@@ -76,7 +70,7 @@ func TestReplyCancelled(t *testing.T) {
 }
 
 func TestReplyWriteError(t *testing.T) {
-	h, goAhead, release, replied := replying()
+	h, _, goAhead, release, replied := replyingStarted()
 	close(goAhead)
 	close(release)
 	var l logs
@@ -90,7 +84,7 @@ func TestReplyWriteError(t *testing.T) {
 }
 
 func TestReplyInBatch(t *testing.T) {
-	h, goAhead, release, replied := replying()
+	h, _, goAhead, release, replied := replyingStarted()
 	close(goAhead)
 	close(release)
 	got := serve(t, `[{"jsonrpc":"2.0","id":1,"method":"early"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, h,
@@ -120,57 +114,40 @@ func (w *stalledWriter) Write(p []byte) (int, error) {
 	return w.recorder.Write(p)
 }
 
-// stalled is a Conn serving over a stalledWriter, with its input open.
+// stalled is a pipeConn whose writer is a stalledWriter.
 type stalled struct {
-	t      *testing.T
-	w      *stalledWriter
-	conn   *jsonrpc.Conn
-	in     *io.PipeWriter
-	served chan error
+	*pipeConn
+	w *stalledWriter
 }
 
-// startStalled serves in over a stalledWriter with opt, whose write wait
-// is 50ms unless set.
-func startStalled(t *testing.T, in string, h jsonrpc.Handler, opt jsonrpc.Options) *stalled {
+// startStalled serves h with opt over a stalledWriter, whose write wait is
+// 50ms unless set.
+func startStalled(t *testing.T, ctx context.Context, h jsonrpc.Handler, opt jsonrpc.Options) *stalled {
 	t.Helper()
 	if opt.WriteWait == 0 {
 		opt.WriteWait = 50 * time.Millisecond
 	}
-	pr, pw := io.Pipe()
-	s := &stalled{t: t, w: newStalledWriter(), in: pw, served: make(chan error, 1)}
-	s.conn = jsonrpc.NewConn(pr, s.w, h, opt)
-	go func() { s.served <- s.conn.Serve(context.Background()) }()
-	go io.WriteString(pw, in)
-	return s
+	w := newStalledWriter()
+	return &stalled{pipeConn: startPipeWriter(t, ctx, w, &w.recorder, h, opt), w: w}
 }
 
-// send writes lines to the input.
-func (s *stalled) send(lines ...string) {
-	if _, err := io.WriteString(s.in, strings.Join(lines, "\n")+"\n"); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// finish lets the writer go, ends the input, waits for Serve and returns
-// the lines written.
+// finish lets the writer go, then closes the input, waits for Serve and
+// returns the lines written.
 func (s *stalled) finish() []string {
 	s.t.Helper()
 	close(s.w.open)
-	s.in.Close()
-	if err := wait(s.t, s.served, "Serve"); err != nil {
-		s.t.Fatalf("Serve = %v", err)
-	}
-	return s.w.lines(s.t)
+	return s.pipeConn.finish()
 }
 
 // An answer that the peer does not read within the write wait does not
 // count as given: Reply says so, though the line, already under way, goes
 // out whole once the peer reads, and the handler's result is not sent.
 func TestReplySlowReader(t *testing.T) {
-	h, goAhead, release, replied := replying()
+	h, _, goAhead, release, replied := replyingStarted()
 	close(goAhead)
 	close(release)
-	s := startStalled(t, `{"jsonrpc":"2.0","id":1,"method":"early"}`+"\n", h, jsonrpc.Options{})
+	s := startStalled(t, context.Background(), h, jsonrpc.Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
 	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
 		t.Fatalf("Reply = %v, want ErrNotReading", err)
 	}
@@ -207,11 +184,11 @@ func TestReplyOutsideAHandler(t *testing.T) {
 // blocked in a peer that does not read, is withdrawn: the handler's own
 // result goes out instead, after the first answer.
 func TestReplyBehindABlockedAnswer(t *testing.T) {
-	h, goAhead, release, replied := replying()
+	h, _, goAhead, release, replied := replyingStarted()
 	close(goAhead)
 	close(release)
-	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
-	s := startStalled(t, in, h, jsonrpc.Options{})
+	s := startStalled(t, context.Background(), h, jsonrpc.Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`, `{"jsonrpc":"2.0","id":2,"method":"early"}`)
 	for _, which := range []string{"first", "second"} {
 		if err := wait(t, replied, "the "+which+" Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
 			t.Fatalf("%s Reply = %v, want ErrNotReading", which, err)
@@ -226,25 +203,20 @@ func TestReplyBehindABlockedAnswer(t *testing.T) {
 // Serve returns within its bound even when a peer that does not read keeps
 // an answer blocked, and no line starts after it has returned.
 func TestServeReturnsPastABlockedWrite(t *testing.T) {
-	w := newStalledWriter()
-	defer close(w.open)
 	var l logs
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	conn := jsonrpc.NewConn(pr, w, testHandler, jsonrpc.Options{Grace: -1, Logf: l.Logf, WriteWait: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- conn.Serve(ctx) }()
-	io.WriteString(pw, ping+"\n")
-	wait(t, w.entered, "the answer's Write")
+	s := startStalled(t, ctx, testHandler, jsonrpc.Options{Grace: -1, Logf: l.Logf})
+	defer close(s.w.open)
+	s.send(ping)
+	wait(t, s.w.entered, "the answer's Write")
 	cancel()
-	if err := wait(t, done, "Serve"); !errors.Is(err, context.Canceled) {
+	if err := wait(t, s.done, "Serve"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Serve = %v, want context.Canceled", err)
 	}
 	if !l.contains("not reading") {
 		t.Errorf("logs = %q, want a line about the blocked answer", l.lines)
 	}
-	if err := conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
+	if err := s.conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
 	}
 }
@@ -269,9 +241,9 @@ func TestReplyWithdrawnStaysInProgress(t *testing.T) {
 		}
 		return map[string]string{"from": "return"}, nil
 	}
-	in := `{"jsonrpc":"2.0","id":1,"method":"early"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"early"}` + "\n"
-	s := startStalled(t, in, h, jsonrpc.Options{Preempt: preempt})
+	s := startStalled(t, context.Background(), h, jsonrpc.Options{Preempt: preempt})
 	conn = s.conn
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`, `{"jsonrpc":"2.0","id":2,"method":"early"}`)
 	for _, which := range []string{"first", "second"} {
 		if err := wait(t, replied, "the "+which+" Reply"); !errors.Is(err, jsonrpc.ErrNotReading) {
 			t.Fatalf("%s Reply = %v, want ErrNotReading", which, err)
@@ -298,7 +270,7 @@ func TestReplyCancelledWhileWaiting(t *testing.T) {
 		replied <- jsonrpc.Reply(ctx, map[string]string{"from": "reply"})
 		return map[string]string{"from": "return"}, nil
 	}
-	s := startStalled(t, "", h, jsonrpc.Options{Preempt: cancelOn(&conn), WriteWait: time.Hour})
+	s := startStalled(t, context.Background(), h, jsonrpc.Options{Preempt: cancelOn(&conn), WriteWait: time.Hour})
 	conn = s.conn
 	// A notification blocked in the writer holds the turn.
 	go conn.Notify("first", nil)

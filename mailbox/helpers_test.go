@@ -126,12 +126,18 @@ func mustReceive(t testing.TB, s *Store, name string) *Message {
 func wantDelivered(t testing.TB, s *Store, name string, want []Message) {
 	t.Helper()
 	for i, wm := range want {
-		got := mustReceive(t, s, name)
-		if got.ID != wm.ID || got.From != wm.From || got.To != name || got.Message != wm.Message || !got.ReadFlag || !got.CreatedAt.Equal(wm.CreatedAt) {
-			t.Errorf("message %d:\n got %+v\nwant %+v", i, *got, wm)
-		}
+		wantMessage(t, i, mustReceive(t, s, name), name, wm)
 	}
 	wantNoMessage(t, s, name)
+}
+
+// wantMessage checks that got, the i-th message received from name's
+// mailbox, is want, addressed to name and read.
+func wantMessage(t testing.TB, i int, got *Message, name string, want Message) {
+	t.Helper()
+	if got.ID != want.ID || got.From != want.From || got.To != name || got.Message != want.Message || !got.ReadFlag || !got.CreatedAt.Equal(want.CreatedAt) {
+		t.Errorf("message %d:\n got %+v\nwant %+v", i, *got, want)
+	}
 }
 
 func wantNoMessage(t testing.TB, s *Store, name string) {

@@ -218,6 +218,43 @@ func TestLinkedDirectory(t *testing.T) {
 	wantNoWarnings(t, w)
 }
 
+// cursorFixture returns a store in which bob has sent alice a message and
+// has two messages of his own, with the warnings it reports, alice's
+// mailbox as written, bob's messages, and the path of bob's cursor: its
+// directory exists, and nothing is there yet.
+func cursorFixture(t *testing.T) (s *Store, w *warnings, alice string, ms []Message, path string) {
+	t.Helper()
+	s, w = newStore(t)
+	mustAppend(t, s, "bob", "alice", "for alice")
+	alice = readFile(t, s.MailboxPath("alice"))
+	ms = appendN(t, s, "bob", 2)
+	if err := os.MkdirAll(s.cursorDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return s, w, alice, ms, s.cursorPath("bob")
+}
+
+// wantDeliveredWarned receives every message of ms from name's mailbox, in
+// order, and then finds none left, checking each as wantDelivered does.
+// After each of those receives, the last one included, the store must have
+// warned exactly once, with want.
+func wantDeliveredWarned(t *testing.T, s *Store, w *warnings, name string, ms []Message, want string) {
+	t.Helper()
+	for i := 0; i <= len(ms); i++ {
+		within(t, "Receive", func() {
+			t.Helper()
+			if i == len(ms) {
+				wantNoMessage(t, s, name)
+			} else {
+				wantMessage(t, i, mustReceive(t, s, name), name, ms[i])
+			}
+		})
+		if msgs := w.take(); len(msgs) != 1 || msgs[0] != want {
+			t.Errorf("receive %d: warnings %q; want one: %q", i+1, msgs, want)
+		}
+	}
+}
+
 // TestCursorNotRegular: a cursor file that is a symbolic link (to another
 // agent's mailbox, or out of .agentmail), a named pipe or a directory does
 // not stop mail. A receive ignores it with one warning and scans from the
@@ -225,14 +262,7 @@ func TestLinkedDirectory(t *testing.T) {
 func TestCursorNotRegular(t *testing.T) {
 	for _, sp := range specials("../mailboxes/alice.jsonl", "../../outside") {
 		t.Run(sp.name, func(t *testing.T) {
-			s, w := newStore(t)
-			mustAppend(t, s, "bob", "alice", "for alice")
-			alice := readFile(t, s.MailboxPath("alice"))
-			ms := appendN(t, s, "bob", 2)
-			if err := os.MkdirAll(s.cursorDir(), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			path := s.cursorPath("bob")
+			s, w, alice, ms, path := cursorFixture(t)
 			sp.make(t, path)
 			before, err := os.Lstat(path)
 			if err != nil {
@@ -241,24 +271,8 @@ func TestCursorNotRegular(t *testing.T) {
 
 			within(t, "Unread", func() { wantUnread(t, s, "bob", 2) })
 			wantNoWarnings(t, w)
-			for _, m := range append(ms, Message{}) {
-				within(t, "Receive", func() {
-					got, err := s.Receive("bob")
-					switch {
-					case err != nil:
-						t.Fatalf("Receive: %v", err)
-					case m.ID == "" && got != nil:
-						t.Errorf("Receive = %+v; want no message", *got)
-					case m.ID != "" && (got == nil || got.ID != m.ID):
-						t.Errorf("Receive = %+v; want %+v", got, m)
-					}
-				})
-				msgs := w.take()
-				want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " is " + sp.what + ", not a regular file; remove it"
-				if len(msgs) != 1 || msgs[0] != want {
-					t.Errorf("warnings %q; want one: %q", msgs, want)
-				}
-			}
+			want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " is " + sp.what + ", not a regular file; remove it"
+			wantDeliveredWarned(t, s, w, "bob", ms, want)
 			wantUnchanged(t, s.MailboxPath("alice"), alice)
 			wantUnchanged(t, filepath.Join(s.Root, "outside"), "")
 			if after, err := os.Lstat(path); err != nil || after.Mode().Type() != before.Mode().Type() {
@@ -333,24 +347,15 @@ func TestCleanupDryRunReadOnly(t *testing.T) {
 // mailbox is ignored by bob's receive, with one warning each time, and
 // alice's mailbox keeps her mail.
 func TestCursorHardLink(t *testing.T) {
-	s, w := newStore(t)
-	mustAppend(t, s, "bob", "alice", "for alice")
-	alice := readFile(t, s.MailboxPath("alice"))
-	ms := appendN(t, s, "bob", 2)
-	if err := os.MkdirAll(s.cursorDir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	path := s.cursorPath("bob")
+	s, w, alice, ms, path := cursorFixture(t)
 	if err := os.Link(s.MailboxPath("alice"), path); err != nil {
 		t.Fatal(err)
 	}
 	wantUnread(t, s, "bob", 2)
-	wantDelivered(t, s, "bob", ms)
-	msgs := w.take()
+	wantNoWarnings(t, w)
+	// Two messages and the receive that finds none: three warnings.
 	want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " has 2 hard links, so writing it would change another file too; remove it"
-	if len(msgs) != 3 || msgs[0] != want || msgs[1] != want || msgs[2] != want {
-		t.Errorf("warnings %q; want three times %q", msgs, want)
-	}
+	wantDeliveredWarned(t, s, w, "bob", ms, want)
 	wantUnchanged(t, s.MailboxPath("alice"), alice)
 	if got := mustReceive(t, s, "alice"); got.Message != "for alice" {
 		t.Errorf("alice received %+v", *got)
@@ -452,21 +457,7 @@ func TestCursorDirLinked(t *testing.T) {
 
 	wantUnread(t, s, "carol.jsonl", 2)
 	wantNoWarnings(t, w)
-	for _, m := range append(ms, Message{}) {
-		got, err := s.Receive("carol.jsonl")
-		switch {
-		case err != nil:
-			t.Fatalf("Receive: %v", err)
-		case m.ID == "" && got != nil:
-			t.Errorf("Receive = %+v; want no message", *got)
-		case m.ID != "" && (got == nil || got.ID != m.ID):
-			t.Errorf("Receive = %+v; want %+v", got, m)
-		}
-		want := "ignoring the read cursor of " + box + ": " + dirErr
-		if msgs := w.take(); len(msgs) != 1 || msgs[0] != want {
-			t.Errorf("warnings %q; want one: %q", msgs, want)
-		}
-	}
+	wantDeliveredWarned(t, s, w, "carol.jsonl", ms, "ignoring the read cursor of "+box+": "+dirErr)
 	wantUnchanged(t, s.MailboxPath("carol"), carol)
 
 	// Every message of carol.jsonl is read now, so cleanup removes that

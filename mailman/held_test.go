@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
 	"agentmail/mailbox"
 )
 
@@ -16,12 +14,19 @@ import (
 // working on it would, for longer than a pass waits for it.
 
 // holdLock takes the exclusive lock the store takes on path and returns the
-// function that lets it go (also called when the test ends).
+// function that lets it go (also called when the test ends). The file is
+// opened read-only, as flock(1) in a shell holds one: letting it go then
+// sends the mailman's watcher no event, so only the mailman's own wait can
+// notice that it is free.
 func holdLock(t *testing.T, path string) (release func()) {
 	t.Helper()
-	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, err := tryLock(f, true); !got || err != nil {
+		f.Close()
+		t.Fatalf("locking %s: %v, %v", path, got, err)
 	}
 	var closed bool
 	release = func() {

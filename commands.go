@@ -508,11 +508,10 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// SIGINT, a clean stop (status 0, after answering what it has read),
 	// and the loss of the agent's tmux pane (status 1, at once: with
 	// ErrTmuxGone as the cause, calls in progress get no grace period). It
-	// starts the
-	// watchdog itself, and the server runs on this goroutine, so that the
-	// way to a starting server's first answers holds one goroutine start
-	// besides the reader's; each one there costs the client time while
-	// the runtime finds it a thread.
+	// starts the watchdog itself, and the server runs on this goroutine,
+	// so that the way to a starting server's first answers holds one
+	// goroutine start besides the reader's; each one there costs the
+	// client time while the runtime finds it a thread.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {

@@ -177,9 +177,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // cancels the contexts of handlers still running, discards their answers and
 // returns nil after EOF, ctx.Err() after cancellation, or the read error. It
 // never starts a line after it returns; a line it finds still being written
-// to a peer that has not read it for a second is left unfinished. When
-// Options.Abandon says of the cause of ctx's cancellation that the peer is
-// gone, no request is waited for.
+// to a peer that has not read it within Options.WriteWait is left
+// unfinished. When Options.Abandon says of the cause of ctx's cancellation
+// that the peer is gone, no request is waited for.
 //
 // A request is in progress from the moment it is read until its answer is
 // committed or it is cancelled; a request arriving meanwhile with the same

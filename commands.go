@@ -391,9 +391,14 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 // tmux server named by $TMUX: the panes a mailman started without
 // $TMUX_PANE rings. An agent is gone only when no session has a window of
 // its name, so cleanup asks about them all, not only the caller's session;
-// the caller's own pane plays no part.
+// the caller's own pane plays no part, so $TMUX_PANE is not read.
 func serverWindows(ctx context.Context) ([]string, error) {
-	client, err := tmux.ServerFromEnv(os.Getenv)
+	client, err := tmux.ServerFromEnv(func(key string) string {
+		if key == "TMUX_PANE" {
+			return ""
+		}
+		return os.Getenv(key)
+	})
 	if err != nil {
 		return nil, err
 	}

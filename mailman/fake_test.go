@@ -24,6 +24,7 @@ type fakeTerm struct {
 	fail     map[string]error    // pane -> error Type returns
 	gone     error               // when set, Panes returns it
 	onType   func(pane string)   // called inside Type, before it returns
+	onPanes  func() error        // called first in Panes; its error is Panes' error
 	rung     chan string         // when set, receives the pane of every ring
 }
 
@@ -56,6 +57,14 @@ func (f *fakeTerm) close(pane string) {
 
 func (f *fakeTerm) Panes(ctx context.Context) ([]tmux.Pane, error) {
 	f.mu.Lock()
+	onPanes := f.onPanes
+	f.mu.Unlock()
+	if onPanes != nil {
+		if err := onPanes(); err != nil {
+			return nil, err
+		}
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gone != nil {
 		return nil, f.gone
@@ -67,6 +76,10 @@ func (f *fakeTerm) Type(ctx context.Context, pane, text string) error {
 	f.mu.Lock()
 	f.attempts[pane]++
 	err := f.fail[pane]
+	if err == nil {
+		// As tmux's client does, a done context types nothing.
+		err = ctx.Err()
+	}
 	if err == nil && !slices.ContainsFunc(f.panes, func(p tmux.Pane) bool { return p.ID == pane }) {
 		err = fmt.Errorf("can't find pane: %s", pane)
 	}

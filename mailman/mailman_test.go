@@ -366,6 +366,44 @@ func TestTmuxGoneEndsThePass(t *testing.T) {
 	fx.wantRings(map[string]int{"%1": 1})
 }
 
+// TestStopDuringTmux checks that a pass stopped while it asks tmux, or
+// before a ring starts, ends saying nothing and remembers no failed ring:
+// what failed then failed only because of the stop.
+func TestStopDuringTmux(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		onPanes func(cancel context.CancelFunc) error
+	}{
+		{"while the panes are listed", func(cancel context.CancelFunc) error {
+			cancel()
+			return fmt.Errorf("tmux list-panes: %w", context.Canceled)
+		}},
+		{"before the ring", func(cancel context.CancelFunc) error {
+			cancel()
+			return nil
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.term.window("bob", "%1")
+			fx.mail("bob")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fx.term.onPanes = func() error { return c.onPanes(cancel) }
+			if _, err := fx.m.Pass(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("stopped Pass: err = %v, want nil or context.Canceled", err)
+			}
+			if log := fx.log.String(); log != "" {
+				t.Errorf("a stopped pass logged:\n%s", log)
+			}
+			// Nothing is held against bob: the next pass rings him.
+			fx.term.onPanes = nil
+			fx.pass()
+			fx.wantRings(map[string]int{"%1": 1})
+		})
+	}
+}
+
 func TestTmuxCheckedWithoutMail(t *testing.T) {
 	fx := newFixture(t)
 	fx.m.SafetyInterval = 10 * time.Second

@@ -1,7 +1,6 @@
 package mailman
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -117,40 +116,26 @@ func TestHeldStatesRingNobody(t *testing.T) {
 // context ends, while a pass waits for a mailbox that another process
 // holds, and logs nothing about the stop.
 func TestRunStopsWhileALockIsHeld(t *testing.T) {
-	root := t.TempDir()
-	st := mailbox.New(root)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
-		t.Fatal(err)
-	}
+	root, st := bobReadyWithMail(t)
 	holdLock(t, st.MailboxPath("bob"))
-	term := newFakeTerm()
-	term.window("bob", "%1")
-	l := &logs{}
-	m := &Mailman{Store: st, Term: term, Logf: l.logf, SafetyInterval: time.Hour}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, func() { close(started) }) }()
-	<-started
+	r := startRun(t, root, nil)
+	r.term.window("bob", "%1")
 	// The first pass now waits for bob's mailbox.
 	time.Sleep(storeWait / 4)
-	cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.stop() }()
 	select {
-	case err := <-done:
+	case err := <-stopped:
 		if err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	case <-time.After(storeWait / 2):
-		t.Fatalf("Run did not stop while a mailbox was held; log:\n%s", l)
+		t.Fatalf("Run did not stop while a mailbox was held; log:\n%s", r.log)
 	}
-	if s := l.String(); s != "" {
+	if s := r.log.String(); s != "" {
 		t.Errorf("a stop logged:\n%s", s)
 	}
-	if got := term.allRings(t); len(got) != 0 {
+	if got := r.term.allRings(t); len(got) != 0 {
 		t.Errorf("rings: %v, want none", got)
 	}
 }

@@ -19,9 +19,33 @@ import (
 
 // running is a Mailman running in the background.
 type running struct {
-	term *fakeTerm
-	log  *logs
-	done chan error
+	term   *fakeTerm
+	log    *logs
+	cancel context.CancelFunc
+	ended  chan struct{} // closed when Run has returned, with its error in err
+	err    error
+}
+
+// bobReadyWithMail returns a fresh root, and its store, where bob is ready
+// in pane %1 with one unread message.
+func bobReadyWithMail(t *testing.T) (string, *mailbox.Store) {
+	t.Helper()
+	root := t.TempDir()
+	st := mailbox.New(root)
+	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	return root, st
+}
+
+// stop ends Run and returns its error. It may be called more than once.
+func (r *running) stop() error {
+	r.cancel()
+	<-r.ended
+	return r.err
 }
 
 func startRun(t *testing.T, root string, configure func(*Mailman)) *running {
@@ -36,20 +60,22 @@ func startRun(t *testing.T, root string, configure func(*Mailman)) *running {
 		configure(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{term: term, log: l, done: make(chan error, 1)}
+	r := &running{term: term, log: l, cancel: cancel, ended: make(chan struct{})}
 	started := make(chan struct{})
-	go func() { r.done <- m.Run(ctx, func() { close(started) }) }()
-	select {
-	case <-started:
-	case err := <-r.done:
-		t.Fatalf("Run: %v", err)
-	}
+	go func() {
+		defer close(r.ended)
+		r.err = m.Run(ctx, func() { close(started) })
+	}()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-r.done; err != nil {
+		if err := r.stop(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
+	select {
+	case <-started:
+	case <-r.ended:
+		t.Fatalf("Run: %v", r.err)
+	}
 	return r
 }
 
@@ -61,8 +87,8 @@ func (r *running) waitRing(t *testing.T, d time.Duration) (string, time.Duration
 	select {
 	case p := <-r.rung():
 		return p, time.Since(start)
-	case err := <-r.done:
-		t.Fatalf("Run ended: %v; log:\n%s", err, r.log)
+	case <-r.ended:
+		t.Fatalf("Run ended: %v; log:\n%s", r.err, r.log)
 	case <-time.After(d):
 		t.Fatalf("no ring within %v; log:\n%s", d, r.log)
 	}
@@ -150,14 +176,7 @@ func TestRunAfterAgentmailRemoved(t *testing.T) {
 }
 
 func TestRunRingsAgainInAQuietSystem(t *testing.T) {
-	root := t.TempDir()
-	st := mailbox.New(root)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
-		t.Fatal(err)
-	}
+	root, _ := bobReadyWithMail(t)
 	const every = 400 * time.Millisecond
 	r := startRun(t, root, func(m *Mailman) { m.RingInterval = every })
 	r.term.window("bob", "%1")

@@ -428,7 +428,8 @@ message, and the commands. Meant for assistant SessionStart hooks.`,
 }
 
 // onboardText is the guide onboard prints. Inside tmux it starts with the
-// agent's own name and the others it can write to.
+// agent's own name and the others it can write to, or with what to do when
+// another window of the session has the agent's name.
 func onboardText(ctx context.Context, svc *tools.Service) string {
 	var b strings.Builder
 	b.WriteString("## agentmail\n\n")
@@ -448,6 +449,10 @@ func onboardText(ctx context.Context, svc *tools.Service) string {
 		} else {
 			b.WriteString("No other agents are in this session yet.\n\n")
 		}
+	} else if shared := (*tools.SharedNameError)(nil); errors.As(err, &shared) {
+		// Every command will refuse this agent until a window is renamed:
+		// the guide says so first.
+		fmt.Fprintf(&b, "**Before you use agentmail:** %s.\n\n", err)
 	}
 	b.WriteString(`### Commands
 

@@ -110,14 +110,50 @@ func (s *Service) session(ctx context.Context) (*tmux.Session, error) {
 	if err := mailbox.ValidName(sess.Self.Name); err != nil {
 		return nil, fmt.Errorf("your window name %q cannot be used as an agent name: %w", sess.Self.Name, err)
 	}
+	if n := windowsNamed(sess, sess.Self.Name); n > 1 {
+		return nil, &SharedNameError{Name: sess.Self.Name, Windows: n, Own: true}
+	}
 	return sess, nil
+}
+
+// SharedNameError is the error for a name that several windows of the
+// caller's session have. A window name is an agent's address and names its
+// mailbox, so such windows would read each other's mail: the caller of one
+// of them can neither send, receive nor set a status, and the name cannot
+// be sent to, until one of the windows is renamed.
+type SharedNameError struct {
+	Name    string
+	Windows int  // how many windows of the session have the name
+	Own     bool // the caller's own window is one of them
+}
+
+func (e *SharedNameError) Error() string {
+	if e.Own {
+		return fmt.Sprintf("your window name %q is also the name of another window of this session (%d windows have it): "+
+			"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows)
+	}
+	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; "+
+		"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows)
+}
+
+// windowsNamed counts the windows of sess named exactly name.
+func windowsNamed(sess *tmux.Session, name string) int {
+	n := 0
+	for _, w := range sess.Windows {
+		if w.Name == name {
+			n++
+		}
+	}
+	return n
 }
 
 // Send stores message for recipient and returns the stored message.
 //
 // Sending to yourself, to an ignored window or to a window that does not
 // exist in the caller's session fails with ErrRecipientNotFound, with a
-// "did you mean" hint when a close name exists. ctx, and the lock wait,
+// "did you mean" hint when a close name exists; sending to a name that
+// several windows of the session have fails with a *SharedNameError, since
+// their agents would share one mailbox. ctx, and the lock wait,
 // bound the wait for the recipient's mailbox lock.
 func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.Message, error) {
 	if len(message) > mailbox.MaxMessageSize {
@@ -159,6 +195,9 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 			return mailbox.Message{}, fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
 		}
 		return mailbox.Message{}, ErrRecipientNotFound
+	}
+	if n := windowsNamed(sess, recipient); n > 1 {
+		return mailbox.Message{}, &SharedNameError{Name: recipient, Windows: n}
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
@@ -234,10 +273,10 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 
 // recipients lists the agents of sess in tmux order: the caller's own
 // window, marked, and every other name once, minus ignored names and names
-// that cannot name a mailbox (mailbox.ValidName: "", "a/b", a tab, …). Windows
-// of one name share a mailbox, so another window with the caller's own name
-// is the caller too, and is not listed; send refuses exactly the names this
-// does not list as others.
+// that cannot name a mailbox (mailbox.ValidName: "", "a/b", a tab, …). send
+// refuses the names this does not list as others, and a listed name that
+// several windows have (see SharedNameError). The caller's own name is
+// never shared here: session refuses that first.
 func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
 	seen := map[string]bool{}

@@ -45,19 +45,69 @@ func wantAliceAndBob(t *testing.T, svc *tools.Service) {
 	}
 }
 
-// TestOwnNameTwice puts the caller in the second of two windows named
-// alice, and a name twice among the others: list-recipients and send must
-// agree that the other alice window is the caller too, and list bob once.
-func TestOwnNameTwice(t *testing.T) {
-	term := &sessionTerm{Self: window(1, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "alice"), window(2, "bob"), window(3, "bob")}}
-	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: term}
+// TestSharedOwnName puts the caller in the second of two windows named
+// alice: their agents would read each other's mail, so every operation
+// fails with an error that says to rename one, and nothing is written.
+func TestSharedOwnName(t *testing.T) {
+	root := t.TempDir()
+	term := &sessionTerm{Self: window(1, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "alice"), window(2, "bob")}}
+	svc := &tools.Service{Store: mailbox.New(root), Term: term}
 	ctx := context.Background()
-	wantAliceAndBob(t, svc)
-	if _, err := svc.Send(ctx, "alice", "to myself"); !errors.Is(err, tools.ErrRecipientNotFound) {
-		t.Errorf("Send to alice = %v, want ErrRecipientNotFound", err)
+	errs := map[string]error{}
+	_, errs["Send"] = svc.Send(ctx, "bob", "hello")
+	_, errs["Receive"] = svc.Receive(ctx, nil)
+	errs["SetStatus"] = svc.SetStatus(ctx, "ready")
+	_, errs["Recipients"] = svc.Recipients(ctx)
+	for op, err := range errs {
+		var shared *tools.SharedNameError
+		if !errors.As(err, &shared) || !shared.Own || shared.Name != "alice" || shared.Windows != 2 {
+			t.Errorf("%s = %v, want a SharedNameError for the caller's name alice in 2 windows", op, err)
+		} else if !strings.Contains(err.Error(), "rename") {
+			t.Errorf("%s = %v, want an error that says to rename a window", op, err)
+		}
 	}
-	if _, err := svc.Send(ctx, "bob", "hello"); err != nil {
-		t.Errorf("Send to bob: %v", err)
+	wantNothingWritten(t, root)
+}
+
+// TestSharedOtherName puts two windows named bob beside the caller: bob is
+// listed once, and a send to bob fails without storing anything, since
+// either agent could read it; a send to a name of one window still works.
+func TestSharedOtherName(t *testing.T) {
+	root := t.TempDir()
+	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob"), window(2, "bob"), window(3, "carol")}}
+	svc := &tools.Service{Store: mailbox.New(root), Term: term}
+	ctx := context.Background()
+	got, err := svc.Recipients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tools.Recipient{{Name: "alice", IsCurrent: true}, {Name: "bob"}, {Name: "carol"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Recipients = %+v, want %+v", got, want)
+	}
+	_, err = svc.Send(ctx, "bob", "hello")
+	var shared *tools.SharedNameError
+	if !errors.As(err, &shared) || shared.Own || shared.Name != "bob" || shared.Windows != 2 {
+		t.Fatalf("Send to bob = %v, want a SharedNameError for bob in 2 windows", err)
+	}
+	if want := `recipient "bob" is ambiguous: 2 windows`; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Send to bob = %q, want it to start with %q", err, want)
+	}
+	wantNothingWritten(t, root)
+	if _, err := svc.Send(ctx, "carol", "hello"); err != nil {
+		t.Errorf("Send to carol: %v", err)
+	}
+}
+
+// wantNothingWritten checks that nothing was created under root.
+func wantNothingWritten(t *testing.T, root string) {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("%d entries written under the root", len(entries))
 	}
 }
 
@@ -106,13 +156,7 @@ func TestUnusableOwnName(t *testing.T) {
 				t.Errorf("window name %.20q: %s = %v, want an error saying the name cannot be used", name, op, err)
 			}
 		}
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(entries) != 0 {
-			t.Errorf("window name %.20q: %d entries written under the root", name, len(entries))
-		}
+		wantNothingWritten(t, root)
 	}
 }
 

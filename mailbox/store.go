@@ -479,8 +479,11 @@ func (s *Store) Mailboxes() ([]string, error) {
 
 // Ignored reads the names listed in <root>/.agentmailignore: one name a
 // line, surrounding space trimmed, blank lines skipped. There are no
-// comments or patterns. A missing file is an empty set; a symbolic link, a
-// named pipe or anything else that is not a regular file is an error.
+// comments or patterns. A UTF-8 byte order mark at the start, which some
+// editors write, is not part of the first name: a name that silently failed
+// to match would let the mailman type into a window that is not an agent.
+// A missing file is an empty set; a symbolic link, a named pipe or anything
+// else that is not a regular file is an error.
 func (s *Store) Ignored() (map[string]bool, error) {
 	f, _, err := OpenRegular(filepath.Join(s.Root, ignoreFileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -495,7 +498,7 @@ func (s *Store) Ignored() (map[string]bool, error) {
 		return nil, err
 	}
 	set := map[string]bool{}
-	for line := range bytes.Lines(data) {
+	for line := range bytes.Lines(bytes.TrimPrefix(data, []byte("\uFEFF"))) {
 		if name := strings.TrimSpace(string(line)); name != "" {
 			set[name] = true
 		}

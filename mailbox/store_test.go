@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -254,6 +255,18 @@ func TestIgnored(t *testing.T) {
 	want := map[string]bool{"alice": true, "# bob": true, "carol": true, "my win": true}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Ignored() = %v, %v; want %v", got, err, want)
+	}
+
+	// A byte order mark, as a Windows editor may write it, starts the file
+	// and only there is it not part of a name.
+	content = "\uFEFFalice\r\n\uFEFFbob\r\n"
+	if err := os.WriteFile(filepath.Join(s.Root, ".agentmailignore"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Ignored()
+	want = map[string]bool{"alice": true, "\uFEFFbob": true}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Ignored() with a byte order mark = %+q, %v; want %+q", slices.Collect(maps.Keys(got)), err, slices.Collect(maps.Keys(want)))
 	}
 }
 

@@ -260,7 +260,10 @@ var recipientsCmd = &command{
 	summary: "List the agents you can message",
 	usage:   "agentmail recipients",
 	help: `List the windows of your tmux session, one a line, without the names in
-.agentmailignore. Your own window is always listed, as "<name> [you]".`,
+.agentmailignore. Your own window is always listed, as "<name> [you]". A
+name that several windows have is listed once, and mail cannot be sent to
+it until all but one are renamed; when your own window's name is one of
+these, recipients fails and says so.`,
 	run: func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(newFlags("recipients"), args); err != nil {
 			return err

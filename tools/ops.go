@@ -128,12 +128,16 @@ type SharedNameError struct {
 }
 
 func (e *SharedNameError) Error() string {
+	rename := "rename one of them"
+	if e.Windows > 2 {
+		rename = "rename all but one of them"
+	}
 	if e.Own {
 		return fmt.Sprintf("your window name %q is also the name of another window of this session (%d windows have it): "+
-			"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows)
+			"%s (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows, rename)
 	}
 	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; "+
-		"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows)
+		"%s (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows, rename)
 }
 
 // windowsNamed counts the windows of sess named exactly name.

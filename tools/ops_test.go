@@ -97,6 +97,13 @@ func TestSharedOtherName(t *testing.T) {
 	if _, err := svc.Send(ctx, "carol", "hello"); err != nil {
 		t.Errorf("Send to carol: %v", err)
 	}
+
+	// With three of a name, one rename is not enough.
+	term.Windows = append(term.Windows, window(4, "bob"))
+	_, err = svc.Send(ctx, "bob", "hello")
+	if want := `recipient "bob" is ambiguous: 3 windows of this session have that name; rename all but one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Send to one of three bobs = %v, want it to start with %q", err, want)
+	}
 }
 
 // wantNothingWritten checks that nothing was created under root.

@@ -26,6 +26,7 @@ type fakeTerm struct {
 	onType   func(pane string)   // called inside Type, before it returns
 	onPanes  func() error        // called first in Panes; its error is Panes' error
 	rung     chan string         // when set, receives the pane of every ring
+	windows  int                 // windows added so far, for unique ids
 }
 
 func newFakeTerm() *fakeTerm {
@@ -36,7 +37,8 @@ func newFakeTerm() *fakeTerm {
 func (f *fakeTerm) window(name string, panes ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w := fmt.Sprintf("@%d", len(f.panes)+100)
+	w := fmt.Sprintf("@%d", 100+f.windows)
+	f.windows++
 	for i, p := range panes {
 		f.panes = append(f.panes, tmux.Pane{ID: p, Window: w, WindowName: name, Active: i == 0})
 	}

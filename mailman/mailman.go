@@ -40,7 +40,10 @@
 // otherwise in the active pane of the first window, in tmux order, whose
 // name is exactly the agent's name. The panes considered are those the
 // Terminal lists: the command line restricts them to the session of the
-// pane the mailman was started from, or to the whole server.
+// pane the mailman was started from, or to the whole server. When several
+// windows among them have the agent's name (in different sessions, say),
+// they share its mailbox: the ring goes to one of them as above, and the
+// log says so once.
 //
 // # When
 //
@@ -79,6 +82,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -442,6 +447,12 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		if c.target == "" {
 			continue
 		}
+		if n := windowsNamed(panes, c.name); n > 1 {
+			m.report("shared "+c.name, fmt.Sprintf("%d windows are named %s and share its mailbox; ringing pane %s: "+
+				"rename all but one so that each agent has an address of its own", n, quote(c.name), c.target))
+		} else {
+			m.report("shared "+c.name, "")
+		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
 			defer cancel()
@@ -510,6 +521,17 @@ func (m *Mailman) markNotified(name string, updated, t time.Time) error {
 }
 
 func quote(name string) string { return strconv.Quote(name) }
+
+// windowsNamed counts the windows among panes named exactly name.
+func windowsNamed(panes []tmux.Pane, name string) int {
+	var seen []string
+	for _, p := range panes {
+		if p.WindowName == name && !slices.Contains(seen, p.Window) {
+			seen = append(seen, p.Window)
+		}
+	}
+	return len(seen)
+}
 
 // target returns the pane to ring for the agent name: the recorded pane when
 // it still exists in a window named exactly name, else the active pane of

@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"agentmail/jsonrpc"
+	"agentmail/mailbox"
 )
 
 // TestToolListing checks the listing every client parses (checklist item
@@ -77,7 +82,7 @@ func TestToolListing(t *testing.T) {
 // TestToolListingEncoding checks the hand-written encoding of the tool list
 // against what encoding/json makes of the same structs.
 func TestToolListingEncoding(t *testing.T) {
-	want, err := json.Marshal(map[string]any{"tools": toolList()})
+	want, err := json.Marshal(map[string]any{"tools": toolSet[:]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +109,37 @@ func TestFixedResultsEncoding(t *testing.T) {
 		SupportedVersions []string
 		Instructions      string
 	}
-	if err := json.Unmarshal(s.discoverRes, &d); err != nil {
-		t.Fatalf("server/discover result %s: %v", s.discoverRes, err)
+	discover := s.modern().discover
+	if err := json.Unmarshal(discover, &d); err != nil {
+		t.Fatalf("server/discover result %s: %v", discover, err)
 	}
 	if !slices.Equal(d.SupportedVersions, SupportedVersions) || d.Instructions != Instructions {
-		t.Errorf("server/discover result %s", s.discoverRes)
+		t.Errorf("server/discover result %s", discover)
+	}
+	if got := string(jsonrpc.AppendString(nil, Instructions)); got != instructionsJSON {
+		t.Errorf("instructionsJSON is %s, want %s", instructionsJSON, got)
+	}
+}
+
+// TestSendSchemaSize checks that the send schema, written as a constant,
+// states the store's own limit.
+func TestSendSchemaSize(t *testing.T) {
+	var schema struct {
+		Properties struct {
+			Message struct {
+				Description string
+				MaxLength   int
+			}
+		}
+	}
+	if err := json.Unmarshal(findTool("send").InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	m := schema.Properties.Message
+	if m.MaxLength != mailbox.MaxMessageSize {
+		t.Errorf("send schema: maxLength %d, the store takes %d bytes", m.MaxLength, mailbox.MaxMessageSize)
+	}
+	if !strings.Contains(m.Description, strconv.Itoa(mailbox.MaxMessageSize)+" bytes") {
+		t.Errorf("send schema: the message description %q does not state %d bytes", m.Description, mailbox.MaxMessageSize)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"agentmail/jsonrpc"
 )
@@ -48,11 +49,10 @@ type Server struct {
 
 	// The parts of results that never change, encoded once. They are
 	// fields rather than package variables because they carry the version.
-	info         string          // serverInfo, encoded
-	instructions string          // Instructions, encoded
-	modernMeta   json.RawMessage // the _meta member of every modern result
-	modernList   json.RawMessage // the modern tools/list result
-	discoverRes  json.RawMessage // the server/discover result
+	info       string          // serverInfo, encoded
+	modernMeta json.RawMessage // the _meta member of every modern result
+	modernOnce sync.Once
+	modernRes  modernResults // built by modern, on the first modern request
 }
 
 // NewServer returns a server for svc. version is the agentmail version shown
@@ -202,7 +202,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	}
 	s.protocol = version
 	return concat(`{"protocolVersion":"`, version, `","capabilities":`, capabilities,
-		`,"serverInfo":`, s.info, `,"instructions":`, s.instructions, `}`), nil
+		`,"serverInfo":`, s.info, `,"instructions":`, instructionsJSON, `}`), nil
 }
 
 // capabilities lists what the server implements: tools, whose list never
@@ -210,22 +210,44 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 // to both eras.
 const capabilities = `{"tools":{"listChanged":false}}`
 
-// encodeResults encodes the results that never change. They are assembled
-// from encoded parts rather than marshalled from structs, which keeps the
-// reflection of encoding/json off the path from spawn to the first
-// answers. Every modern result carries serverInfo in its _meta; the
-// cacheable ones carry their cache hints. version is the agentmail version.
+// instructionsJSON is Instructions encoded as a JSON string, which needs
+// no escapes (TestFixedResultsEncoding checks it).
+const instructionsJSON = `"` + Instructions + `"`
+
+// encodeResults encodes the parts of results that carry the version:
+// serverInfo, and the _meta that carries it in every modern result. The
+// other fixed parts are assembled from encoded
+// pieces rather than marshalled from structs, which keeps the reflection
+// of encoding/json off the path from spawn to the first answers; the
+// legacy ones are constants or built per answer, and the modern ones are
+// built by modern when a modern request first needs them, so that a
+// starting server spends nothing on the era its client does not speak.
 func (s *Server) encodeResults(version string) {
 	s.info = `{"name":"agentmail","version":` + string(jsonrpc.AppendString(nil, version)) + `,"title":"agentmail"}`
-	s.instructions = string(jsonrpc.AppendString(nil, Instructions))
 	s.modernMeta = concat(`{"`, MetaServerInfo, `":`, s.info, `}`)
-	cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
-	// toolsListResult is {"tools":[…]}; the modern result adds members.
-	list := toolsListResult()
-	list = list[:len(list)-1]
-	s.modernList = concat(string(list), `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
-	s.discoverRes = concat(`{`, cacheable, `,"supportedVersions":`, string(appendStrings(nil, SupportedVersions)),
-		`,"capabilities":`, capabilities, `,"instructions":`, s.instructions, `,"_meta":`, string(s.modernMeta), `}`)
+}
+
+// modernResults are the fixed results of the modern era: cacheable, so
+// they carry cache hints besides serverInfo in their _meta.
+type modernResults struct {
+	list     json.RawMessage // the tools/list result
+	discover json.RawMessage // the server/discover result
+}
+
+// modern returns the fixed results of the modern era, building them on
+// first use.
+func (s *Server) modern() *modernResults {
+	s.modernOnce.Do(func() {
+		m := &s.modernRes
+		cacheable := `"resultType":"` + resultComplete + `","ttlMs":` + strconv.Itoa(cacheTTLMs) + `,"cacheScope":"` + cacheScope + `"`
+		// toolsListResult is {"tools":[…]}; the modern result adds members.
+		list := toolsListResult()
+		list = list[:len(list)-1]
+		m.list = concat(string(list), `,`, cacheable, `,"_meta":`, string(s.modernMeta), `}`)
+		m.discover = concat(`{`, cacheable, `,"supportedVersions":`, string(appendStrings(nil, SupportedVersions)),
+			`,"capabilities":`, capabilities, `,"instructions":`, instructionsJSON, `,"_meta":`, string(s.modernMeta), `}`)
+	})
+	return &s.modernRes
 }
 
 // concat joins the parts of an encoded JSON value.

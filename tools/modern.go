@@ -112,12 +112,12 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 	}
 	switch req.Method {
 	case "server/discover":
-		return s.discoverRes, nil
+		return s.modern().discover, nil
 	case "tools/list":
 		if err := checkNoCursor(p); err != nil {
 			return nil, err
 		}
-		return s.modernList, nil
+		return s.modern().list, nil
 	case "tools/call":
 		return s.callTool(ctx, p, true)
 	case "subscriptions/listen":

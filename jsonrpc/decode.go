@@ -162,13 +162,16 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 // The errors of "params" that is neither an object nor an array: in a
 // request, and in a notification, which is never answered.
 var (
-	errParamsType         = invalidRequest(`"params" must be an object or an array`)
-	errNotificationParams = invalidRequest(`"params" must be an object or an array`)
+	errParamsType         = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + `"params" must be an object or an array`}
+	errNotificationParams = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + `"params" must be an object or an array`}
 )
+
+// invalidRequestPrefix starts the message of every CodeInvalidRequest error.
+const invalidRequestPrefix = "Invalid Request: "
 
 // invalidRequest returns a CodeInvalidRequest error with the standard prefix.
 func invalidRequest(msg string) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
+	return &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + msg}
 }
 
 // memberIndex returns which member the name, unescaped, stands for, or -1.

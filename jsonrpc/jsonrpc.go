@@ -45,6 +45,10 @@ import (
 // can claim; a client with more to say must split it.
 const MaxFrame = 65536
 
+// maxFrameText is MaxFrame in decimal, for error texts that are constants
+// (TestMaxFrameText checks that the two agree).
+const maxFrameText = "65536"
+
 // The error codes defined by JSON-RPC 2.0.
 const (
 	CodeParseError     = -32700

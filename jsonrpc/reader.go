@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"strconv"
 )
 
 // ErrFrameTooLarge reports a line longer than MaxFrame. The line has been
 // discarded, and the Reader is ready to return the one after it.
-var ErrFrameTooLarge = errors.New("jsonrpc: message exceeds the " + strconv.Itoa(MaxFrame) + "-byte line limit")
+var ErrFrameTooLarge = errors.New("jsonrpc: message exceeds the " + maxFrameText + "-byte line limit")
 
 // Reader splits a byte stream into frames, one per line.
 //

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,12 @@ func BenchmarkValid(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMaxFrameText checks the decimal MaxFrame that constant error texts use.
+func TestMaxFrameText(t *testing.T) {
+	if want := strconv.Itoa(MaxFrame); maxFrameText != want {
+		t.Errorf("maxFrameText = %q, MaxFrame is %s", maxFrameText, want)
 	}
 }

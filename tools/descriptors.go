@@ -165,20 +165,30 @@ func findTool(name string) *tool {
 
 // toolsListResult is the tools/list result, {"tools":[…]}, encoded on first
 // use and then kept: the set is static, and CLI commands never need it.
-var toolsListResult = sync.OnceValue(func() json.RawMessage {
-	// Room for the whole list at once (it is under 3 KB): growing it step
-	// by step would take a fresh heap span for each size it passes
-	// through, and a starting process pays for every fresh page it
-	// touches.
-	b := append(make([]byte, 0, 4<<10), `{"tools":[`...)
-	for i := range toolSet {
-		if i > 0 {
-			b = append(b, ',')
+func toolsListResult() json.RawMessage {
+	toolsList.once.Do(func() {
+		// Room for the whole list at once (it is under 3 KB): growing it
+		// step by step would take a fresh heap span for each size it
+		// passes through, and a starting process pays for every fresh page
+		// it touches.
+		b := append(make([]byte, 0, 4<<10), `{"tools":[`...)
+		for i := range toolSet {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = toolSet[i].appendJSON(b)
 		}
-		b = toolSet[i].appendJSON(b)
-	}
-	return append(b, "]}"...)
-})
+		toolsList.result = append(b, "]}"...)
+	})
+	return toolsList.result
+}
+
+// toolsList holds the encoded tools/list result. Its zero value is ready,
+// so, unlike a sync.OnceValue, it costs nothing at program start.
+var toolsList struct {
+	once   sync.Once
+	result json.RawMessage
+}
 
 // appendJSON appends the tool's listing: what encoding/json makes of the
 // tagged fields, written by hand to keep its reflection off the way to a

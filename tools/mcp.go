@@ -16,7 +16,7 @@ import (
 
 // LegacyVersions are the protocol revisions negotiated through initialize,
 // newest first.
-var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var LegacyVersions = SupportedVersions[1:]
 
 // Instructions is the initialize instructions text: who the agent is, how the
 // tools work, and how to treat message bodies.
@@ -104,12 +104,22 @@ type method struct {
 	early bool
 }
 
-var legacyMethods = map[string]method{
-	"initialize":      {handle: (*Server).initialize, early: true},
-	"ping":            {handle: (*Server).ping, early: true},
-	"server/discover": {handle: (*Server).legacyDiscover, early: true},
-	"tools/list":      {handle: (*Server).toolsList},
-	"tools/call":      {handle: (*Server).toolsCall},
+// legacyMethod looks name up in the legacy dispatch table. A switch rather
+// than a map: the table then costs a starting process nothing to build.
+func legacyMethod(name string) (method, bool) {
+	switch name {
+	case "initialize":
+		return method{handle: (*Server).initialize, early: true}, true
+	case "ping":
+		return method{handle: (*Server).ping, early: true}, true
+	case "server/discover":
+		return method{handle: (*Server).legacyDiscover, early: true}, true
+	case "tools/list":
+		return method{handle: (*Server).toolsList}, true
+	case "tools/call":
+		return method{handle: (*Server).toolsCall}, true
+	}
+	return method{}, false
 }
 
 func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -136,7 +146,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		}
 		return s.handleModern(ctx, req, p)
 	}
-	m, ok := legacyMethods[req.Method]
+	m, ok := legacyMethod(req.Method)
 	if !ok {
 		return nil, methodNotFound(req.Method)
 	}

@@ -14,9 +14,10 @@ import (
 // params._meta, and the server keeps no session state for it.
 const ModernVersion = "2026-07-28"
 
-// SupportedVersions lists every revision this server speaks, newest first.
-// server/discover and the -32022 error report the same list.
-var SupportedVersions = append([]string{ModernVersion}, LegacyVersions...)
+// SupportedVersions lists every revision this server speaks, newest first:
+// the modern one, then the legacy ones (LegacyVersions). server/discover
+// and the -32022 error report the same list.
+var SupportedVersions = []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // The params._meta keys of the modern era.
 const (
@@ -80,14 +81,14 @@ type unsupportedVersion struct {
 	Requested string   `json:"requested"`
 }
 
-// removedMethods were part of the legacy era and are gone from the modern
-// one: called with modern _meta they are unknown methods.
-var removedMethods = map[string]bool{
-	"initialize":            true,
-	"ping":                  true,
-	"logging/setLevel":      true,
-	"resources/subscribe":   true,
-	"resources/unsubscribe": true,
+// removed reports whether method was part of the legacy era and is gone
+// from the modern one: called with modern _meta it is an unknown method.
+func removed(method string) bool {
+	switch method {
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return false
 }
 
 // unofferedPrefixes are the method families of capabilities this server does
@@ -123,7 +124,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 	case "subscriptions/listen":
 		return s.listen(req, p)
 	}
-	if removedMethods[req.Method] {
+	if removed(req.Method) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not part of protocol %s", req.Method, ModernVersion)
 	}
 	for _, prefix := range unofferedPrefixes {

@@ -263,7 +263,7 @@ var recipientsCmd = &command{
 .agentmailignore. Your own window is always listed, as "<name> [you]". A
 name that several windows have is listed once, and mail cannot be sent to
 it until all but one are renamed; when your own window's name is one of
-these, recipients fails and says so.`,
+these, recipients fails and says so, as send and receive do.`,
 	run: func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(newFlags("recipients"), args); err != nil {
 			return err

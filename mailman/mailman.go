@@ -41,9 +41,9 @@
 // name is exactly the agent's name. The panes considered are those the
 // Terminal lists: the command line restricts them to the session of the
 // pane the mailman was started from, or to the whole server. When several
-// windows among them have the agent's name (in different sessions, say),
-// they share its mailbox: the ring goes to one of them as above, and the
-// log says so once.
+// windows among them have the agent's name, none is rung, and the log says
+// so once: each could be the agent, and inside one session none of them can
+// read the mail (agentmail refuses an address that two windows share).
 //
 // # When
 //
@@ -288,6 +288,7 @@ type candidate struct {
 	// updated is the entry's updated_at when the pass read it.
 	updated time.Time
 	target  string // the pane to ring
+	shared  int    // how many windows have the name, when more than one: none is rung
 }
 
 // Pass rings every agent that should be rung now and returns when the
@@ -447,11 +448,8 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		if c.target == "" {
 			continue
 		}
-		if n := windowsNamed(panes, c.name); n > 1 {
-			m.report("shared "+c.name, fmt.Sprintf("%d windows are named %s and share its mailbox; ringing pane %s: "+
-				"rename all but one so that each agent has an address of its own", n, quote(c.name), c.target))
-		} else {
-			m.report("shared "+c.name, "")
+		if c.shared = windowsNamed(panes, c.name); c.shared > 1 {
+			continue
 		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
@@ -462,6 +460,11 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	wg.Wait()
 
 	for i, c := range cands {
+		if c.shared > 1 {
+			m.report("window "+c.name, fmt.Sprintf("not ringing %s: %d windows have that name; "+
+				"rename all but one so that each agent has an address of its own", quote(c.name), c.shared))
+			continue
+		}
 		switch {
 		case c.target == "" && !c.stated:
 			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")

@@ -110,17 +110,42 @@ func (s *Service) session(ctx context.Context) (*tmux.Session, error) {
 	if err := mailbox.ValidName(sess.Self.Name); err != nil {
 		return nil, fmt.Errorf("your window name %q cannot be used as an agent name: %w", sess.Self.Name, err)
 	}
-	if n := windowsNamed(sess, sess.Self.Name); n > 1 {
-		return nil, &SharedNameError{Name: sess.Self.Name, Windows: n, Own: true}
-	}
 	return sess, nil
+}
+
+// agent is session for the operations that use the caller's address: send
+// (as the sender), receive (its mailbox) and recipients. It also refuses a
+// caller whose window name another window of its session has, since the
+// two agents would read each other's mail, unless the name is listed in
+// .agentmailignore: an ignored window is nobody's address.
+func (s *Service) agent(ctx context.Context) (*tmux.Session, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := windowsNamed(sess, sess.Self.Name)
+	if n < 2 {
+		return sess, nil
+	}
+	if s.Store != nil {
+		ignored, err := s.Store.Ignored()
+		if err != nil {
+			return nil, err
+		}
+		if ignored[sess.Self.Name] {
+			return sess, nil
+		}
+	}
+	return nil, &SharedNameError{Name: sess.Self.Name, Windows: n, Own: true}
 }
 
 // SharedNameError is the error for a name that several windows of the
 // caller's session have. A window name is an agent's address and names its
-// mailbox, so such windows would read each other's mail: the caller of one
-// of them can neither send, receive nor set a status, and the name cannot
-// be sent to, until one of the windows is renamed.
+// mailbox, so such windows would read each other's mail: the agent of each
+// can neither send, receive nor list the recipients, and the name cannot
+// be sent to, until all but one of the windows are renamed. Setting a
+// status stays allowed, so that hooks keep working; the mailman rings
+// none of these windows (see package mailman).
 type SharedNameError struct {
 	Name    string
 	Windows int  // how many windows of the session have the name
@@ -128,13 +153,17 @@ type SharedNameError struct {
 }
 
 func (e *SharedNameError) Error() string {
+	if e.Own {
+		if e.Windows == 2 {
+			return fmt.Sprintf("your window name %q is also the name of another window of this session: "+
+				"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name)
+		}
+		return fmt.Sprintf("your window name %q is also the name of %d other windows of this session: "+
+			"rename all but one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows-1)
+	}
 	rename := "rename one of them"
 	if e.Windows > 2 {
 		rename = "rename all but one of them"
-	}
-	if e.Own {
-		return fmt.Sprintf("your window name %q is also the name of another window of this session (%d windows have it): "+
-			"%s (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows, rename)
 	}
 	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; "+
 		"%s (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows, rename)
@@ -180,7 +209,7 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	if err != nil {
 		return mailbox.Message{}, err
 	}
-	sess, err := s.session(ctx)
+	sess, err := s.agent(ctx)
 	if err != nil {
 		return mailbox.Message{}, err
 	}
@@ -216,7 +245,7 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
 	// tmux first, as for every command that needs it: outside tmux the
 	// answer is "not inside tmux" wherever the command runs.
-	sess, err := s.session(ctx)
+	sess, err := s.agent(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +289,7 @@ type Recipient struct {
 // Recipients lists the windows of the caller's session in tmux order, minus
 // ignored ones; the caller's own window is always listed and marked.
 func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
-	sess, err := s.session(ctx)
+	sess, err := s.agent(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -46,8 +46,10 @@ func wantAliceAndBob(t *testing.T, svc *tools.Service) {
 }
 
 // TestSharedOwnName puts the caller in the second of two windows named
-// alice: their agents would read each other's mail, so every operation
-// fails with an error that says to rename one, and nothing is written.
+// alice: their agents would read each other's mail, so send, receive and
+// recipients fail with an error that says to rename one, and write nothing.
+// status still works, so that hooks do not fail on every turn; the mailman
+// rings neither window. With three windows the text asks for two renames.
 func TestSharedOwnName(t *testing.T) {
 	root := t.TempDir()
 	term := &sessionTerm{Self: window(1, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "alice"), window(2, "bob")}}
@@ -56,17 +58,40 @@ func TestSharedOwnName(t *testing.T) {
 	errs := map[string]error{}
 	_, errs["Send"] = svc.Send(ctx, "bob", "hello")
 	_, errs["Receive"] = svc.Receive(ctx, nil)
-	errs["SetStatus"] = svc.SetStatus(ctx, "ready")
 	_, errs["Recipients"] = svc.Recipients(ctx)
 	for op, err := range errs {
 		var shared *tools.SharedNameError
 		if !errors.As(err, &shared) || !shared.Own || shared.Name != "alice" || shared.Windows != 2 {
 			t.Errorf("%s = %v, want a SharedNameError for the caller's name alice in 2 windows", op, err)
-		} else if !strings.Contains(err.Error(), "rename") {
-			t.Errorf("%s = %v, want an error that says to rename a window", op, err)
+		} else if want := `your window name "alice" is also the name of another window of this session: rename one of them`; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s = %q, want it to start with %q", op, err, want)
 		}
 	}
 	wantNothingWritten(t, root)
+	if err := svc.SetStatus(ctx, "work"); err != nil {
+		t.Errorf("SetStatus: %v", err)
+	}
+
+	term.Windows = append(term.Windows, window(3, "alice"))
+	_, err := svc.Receive(ctx, nil)
+	if want := `your window name "alice" is also the name of 2 other windows of this session: rename all but one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Receive in one of three windows named alice = %v, want it to start with %q", err, want)
+	}
+}
+
+// TestSharedIgnoredOwnName checks that windows sharing a name listed in
+// .agentmailignore, which nobody can mail, may still send: they are not
+// addresses, so there is no mail for them to mix up.
+func TestSharedIgnoredOwnName(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(root+"/.agentmailignore", []byte("zsh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term := &sessionTerm{Self: window(1, "zsh"), Windows: []tmux.Window{window(0, "zsh"), window(1, "zsh"), window(2, "bob")}}
+	svc := &tools.Service{Store: mailbox.New(root), Term: term}
+	if _, err := svc.Send(context.Background(), "bob", "from a shell window"); err != nil {
+		t.Errorf("Send from an ignored shared name: %v", err)
+	}
 }
 
 // TestSharedOtherName puts two windows named bob beside the caller: bob is

@@ -15,7 +15,7 @@ import (
 )
 
 // LegacyVersions are the protocol revisions negotiated through initialize,
-// newest first.
+// newest first: SupportedVersions without the modern one (read only).
 var LegacyVersions = SupportedVersions[1:]
 
 // Instructions is the initialize instructions text: who the agent is, how the

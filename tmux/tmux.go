@@ -166,11 +166,22 @@ func (c *Client) key(ctx context.Context, args ...string) error {
 	return err
 }
 
+// queryTimeout bounds each command that only reads. tmux answers in
+// milliseconds; a server that has not answered by then has stopped (a
+// suspended process, say), and no command, hook or tool call may hang on
+// it. A variable, so that tests can shorten it.
+var queryTimeout = 5 * time.Second
+
+// errNoAnswer is the cause of a query that tmux did not answer in time.
+var errNoAnswer = errors.New("tmux did not answer in time; is its server stopped?")
+
 // query runs a tmux command that only reads, such as display-message or
 // list-panes, on the control connection when there is one (it can be
 // repeated as a process if the connection breaks under it), and as a
-// process otherwise.
+// process otherwise, for at most queryTimeout.
 func (c *Client) query(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, queryTimeout, errNoAnswer)
+	defer cancel()
 	if c.Control != nil {
 		out, err := c.Control.run(ctx, c, args)
 		if !errors.Is(err, errNoControl) {
@@ -188,16 +199,28 @@ func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	// A tmux client hands its output to the server, so a client killed
+	// because ctx ended can leave its pipes open in a server that has
+	// stopped: Run must not wait for them long.
+	cmd.WaitDelay = pipeWait
 	if err := cmd.Run(); err != nil {
 		// A process killed because ctx ended reports only "signal: killed";
-		// the context's error says why, and lets callers test for it.
+		// the context's error says why, and lets callers test for it; its
+		// cause says more when there is one (errNoAnswer).
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = ctxErr
+			if cause := context.Cause(ctx); cause != ctxErr {
+				err = fmt.Errorf("%w (%w)", cause, ctxErr)
+			}
 		}
 		return "", &RunError{Args: args, Err: err, Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
 }
+
+// pipeWait bounds how long exec waits for a tmux process's output pipes to
+// close after the process has ended.
+const pipeWait = 200 * time.Millisecond
 
 // goneError reports that the caller's pane or the tmux server no longer
 // exists. It matches ErrNotInTmux and, when a command failed, unwraps to that

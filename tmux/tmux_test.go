@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -498,5 +500,48 @@ func TestFromEnvRealPane(t *testing.T) {
 	}
 	if got.Self.Name != "alice" || got.Self.Pane != alice {
 		t.Errorf("Self = %#v", got.Self)
+	}
+}
+
+// TestStoppedServer stops the tmux server with SIGSTOP: a tmux client then
+// waits for it forever, and leaves its output pipe open in the server when
+// killed. Every query must still give up within the query timeout, with an
+// error that says so, on its own process and on the control connection.
+func TestStoppedServer(t *testing.T) {
+	s, pane := startServer(t)
+	pid, err := strconv.Atoi(s.tmux("display-message", "-p", "#{pid}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { queryTimeout = d }(queryTimeout)
+	queryTimeout = 300 * time.Millisecond
+	withControl := &Client{Pane: pane, Control: &Control{}}
+	defer withControl.Control.Close()
+	if _, err := withControl.Session(context.Background()); err != nil {
+		t.Fatal(err) // opens the control connection while the server runs
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Let the server go on before the cleanup kills it.
+	defer syscall.Kill(pid, syscall.SIGCONT)
+
+	// The control connection's own wait may come first (controlTimeout);
+	// then the process fallback has what is left of the query timeout.
+	limit := controlTimeout + queryTimeout + pipeWait + time.Second
+	for _, c := range []*Client{{Pane: pane}, withControl} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Session(context.Background())
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, errNoAnswer) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotInTmux) {
+				t.Errorf("Session (control %v) with the server stopped = %v, want errNoAnswer", c.Control != nil, err)
+			}
+		case <-time.After(limit):
+			t.Fatalf("Session (control %v) still waits after %v with the server stopped", c.Control != nil, limit)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -331,32 +332,43 @@ with a warning, and the rest is cleaned; the exit status is still 0.`,
 // maxCleanupHours is the largest threshold cleanup accepts.
 const maxCleanupHours = 1_000_000
 
+// parseHours reads a cleanup threshold, the value of flag, as people write
+// hours: in decimal, so that 010 is ten (flag.Int would read it as octal
+// eight, and take 0x10 and 1_0 as well). The cap keeps the hours within
+// what a duration can hold: past it they would wrap around to a small
+// threshold and remove nearly everything.
+func parseHours(flag, text string) (int, error) {
+	digits := strings.TrimPrefix(text, "-")
+	n, err := strconv.Atoi(text)
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || err != nil || n <= 0 || n > maxCleanupHours {
+		return 0, usagef("%s must be a number of hours from 1 to %d (about 114 years), not %s", flag, maxCleanupHours, text)
+	}
+	return n, nil
+}
+
 func runCleanup(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("cleanup")
-	stale := fs.Int("stale-hours", 48, "")
-	delivered := fs.Int("delivered-hours", 2, "")
+	staleText := fs.String("stale-hours", "48", "")
+	deliveredText := fs.String("delivered-hours", "2", "")
 	dry := fs.Bool("dry-run", false, "")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	for _, h := range []struct {
-		flag string
-		n    int
-	}{{"--stale-hours", *stale}, {"--delivered-hours", *delivered}} {
-		// The cap keeps the hours within what a duration can hold: past
-		// it they would wrap around to a small threshold and remove
-		// nearly everything.
-		if h.n <= 0 || h.n > maxCleanupHours {
-			return usagef("%s must be a number of hours from 1 to %d (about 114 years), not %d", h.flag, maxCleanupHours, h.n)
-		}
+	stale, err := parseHours("--stale-hours", *staleText)
+	if err != nil {
+		return err
+	}
+	delivered, err := parseHours("--delivered-hours", *deliveredText)
+	if err != nil {
+		return err
 	}
 	svc := e.service("warning: ")
 	if svc.StoreErr != nil {
 		return svc.StoreErr
 	}
 	opt := mailbox.CleanupOptions{
-		StaleAfter:     time.Duration(*stale) * time.Hour,
-		DeliveredAfter: time.Duration(*delivered) * time.Hour,
+		StaleAfter:     time.Duration(stale) * time.Hour,
+		DeliveredAfter: time.Duration(delivered) * time.Hour,
 		DryRun:         *dry,
 		// A lock is held for milliseconds, even by another cleanup
 		// rewriting a big mailbox: cleanup waits as long as the other

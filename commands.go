@@ -520,7 +520,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		debug.SetGCPercent(25)
 	}
 	if svc.StoreErr != nil {
-		logf("warning: %v (tool calls will fail until this is fixed)", svc.StoreErr)
+		logf("warning: %v (tool calls that need the mailbox will fail; the root is found once, at start: restart the server once it is fixed)", svc.StoreErr)
 	}
 	// The server asks tmux at every tool call and watchdog tick for as long
 	// as its agent runs: one control-mode connection answers those queries

@@ -47,6 +47,7 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzValid -fuzztime=30s ./jsonrpc/
+	go test -run='^$$' -fuzz=FuzzLoneSurrogate -fuzztime=30s ./jsonrpc/
 
 clean:
 	rm -f agentmail

@@ -210,6 +210,56 @@ func StringValue(v []byte) (string, bool) {
 	return s, true
 }
 
+// LoneSurrogate reports whether the JSON string v holds a \u escape of a
+// UTF-16 surrogate that is not half of a pair. Such a string stands for no
+// valid text: StringValue, as encoding/json does, decodes the escape as
+// U+FFFD, which changes the text. v must be valid JSON.
+func LoneSurrogate(v []byte) bool {
+	for i := 1; i < len(v)-1; i++ {
+		if v[i] != '\\' {
+			continue
+		}
+		i++ // at the escaped character
+		if v[i] != 'u' {
+			continue
+		}
+		r := hex4(v[i+1 : i+5])
+		i += 4 // at the escape's last digit
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			// A high surrogate must be followed at once by an escaped low one.
+			if i+6 >= len(v) || v[i+1] != '\\' || v[i+2] != 'u' {
+				return true
+			}
+			if lo := hex4(v[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 returns the value of four hexadecimal digits, which valid JSON
+// guarantees after \u.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
 // Member is one member of a JSON object: its name, unescaped, and its raw
 // value.
 type Member struct {

@@ -139,3 +139,38 @@ func TestErrorf(t *testing.T) {
 		t.Errorf("Errorf = %+v, Error() = %q", err, err.Error())
 	}
 }
+
+func TestLoneSurrogate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{`""`, false},
+		{`"plain"`, false},
+		{`"\ufffd"`, false},
+		{`"\ud83d\ude00"`, false},
+		{`"\uD83D\uDE00 and \u00e9"`, false},
+		{`"\\ud800"`, false}, // an escaped backslash, then text
+		{`"\n\t\"\\"`, false},
+		{`"\ud800"`, true},
+		{`"\udc00"`, true},
+		{`"a\ud83db"`, true},
+		{`"\ud83d\u0041"`, true},
+		{`"\ud83d\n"`, true},
+		{`"\ude00\ud83d"`, true},
+		{`"\ud83d\ude00\ud83d"`, true},
+	} {
+		if got := jsonrpc.LoneSurrogate([]byte(tt.in)); got != tt.want {
+			t.Errorf("LoneSurrogate(%s) = %v, want %v", tt.in, got, tt.want)
+		}
+		// Cross-check: a string without lone surrogates decodes to text
+		// that encodes back without U+FFFD unless the source had it.
+		s, ok := jsonrpc.StringValue([]byte(tt.in))
+		if !ok {
+			t.Fatalf("StringValue(%s) failed", tt.in)
+		}
+		if changed := strings.Contains(s, "\ufffd") && !strings.Contains(strings.ToLower(tt.in), `\ufffd`); changed != tt.want {
+			t.Errorf("%s decodes to %q: U+FFFD appearing is %v, LoneSurrogate should be %v", tt.in, s, changed, changed)
+		}
+	}
+}

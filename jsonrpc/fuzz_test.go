@@ -310,3 +310,30 @@ func (w *lineChecker) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// FuzzLoneSurrogate checks that LoneSurrogate never fails on a valid JSON
+// string of UTF-8 and agrees with the decoder: a string it flags decodes
+// with U+FFFD, and one it passes decodes to U+FFFD only where the input
+// wrote one.
+func FuzzLoneSurrogate(f *testing.F) {
+	for _, s := range []string{`"\ud800"`, `"\ud83d\ude00"`, `"\\ud800"`, `"a\ud83d\u0041"`, `"\ufffd"`, `"x\udfff"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		// Lines that are not UTF-8 never reach a handler (-32700).
+		if len(v) < 2 || v[0] != '"' || !utf8.Valid(v) || !json.Valid(v) {
+			return
+		}
+		lone := LoneSurrogate(v)
+		s, ok := StringValue(v)
+		if !ok {
+			t.Fatalf("StringValue(%s) failed on a valid string", v)
+		}
+		if lone && !strings.Contains(s, "\ufffd") {
+			t.Errorf("%s decodes to %q, without U+FFFD, but LoneSurrogate is true", v, s)
+		}
+		if !lone && strings.Count(s, "\ufffd") > strings.Count(strings.ToLower(string(v)), `\ufffd`)+strings.Count(string(v), "\ufffd") {
+			t.Errorf("%s decodes to %q, with a U+FFFD the input did not write, but LoneSurrogate is false", v, s)
+		}
+	})
+}

@@ -438,6 +438,14 @@ func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("argument %q must be a string", k)
 		}
+		if jsonrpc.LoneSurrogate(v) {
+			// Decoded, it would hold U+FFFD in its place: refused, as
+			// the CLI refuses bytes that are not UTF-8.
+			if k == "message" {
+				return nil, ErrNotUTF8
+			}
+			return nil, fmt.Errorf("argument %q is not valid UTF-8 text", k)
+		}
 		args[k] = s
 	}
 	return args, nil

@@ -120,7 +120,10 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, tools.SentText(m.ID))
+	if _, err := fmt.Fprintln(e.stdout, tools.SentText(m.ID)); err != nil {
+		// Said on stderr, so that the stored message is not sent again.
+		return fmt.Errorf("message #%s was stored, but writing to standard output failed: %w", m.ID, err)
+	}
 	return nil
 }
 

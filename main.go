@@ -70,7 +70,8 @@ type env struct {
 
 // run is the whole program, apart from the exit.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &outputWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr}
 	if len(args) == 0 {
 		printUsage(stderr)
 		return 1
@@ -88,8 +89,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "usage: agentmail <command> [arguments]; run 'agentmail help' for the list")
 		return 1
 	}
+	if cmd == mcpCmd || cmd == mailmanCmd {
+		// Their output is a protocol or a log that they handle
+		// themselves, for as long as they run.
+		e.stdout = stdout
+	}
 	err := cmd.run(ctx, e, args[1:])
-	return exitCode(e, cmd, err)
+	code := exitCode(e, cmd, err)
+	if code == 0 && out.err != nil {
+		// Output that was lost (a full disk, say) fails the command.
+		fmt.Fprintf(stderr, "error: writing to standard output: %v\n", out.err)
+		return 1
+	}
+	return code
+}
+
+// outputWriter passes writes to standard output on and keeps the first
+// error, so that a command whose output was lost does not exit 0.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // exitError carries a specific exit status, and optionally no message.

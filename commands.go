@@ -446,8 +446,8 @@ message, and the commands. Meant for assistant SessionStart hooks.`,
 }
 
 // onboardText is the guide onboard prints. Inside tmux it starts with the
-// agent's own name and the others it can write to, or with what to do when
-// another window of the session has the agent's name.
+// agent's own name and the others it can write to, or with what keeps the
+// agent from mailing.
 func onboardText(ctx context.Context, svc *tools.Service) string {
 	var b strings.Builder
 	b.WriteString("## agentmail\n\n")
@@ -467,10 +467,11 @@ func onboardText(ctx context.Context, svc *tools.Service) string {
 		} else {
 			b.WriteString("No other agents are in this session yet.\n\n")
 		}
-	} else if shared := (*tools.SharedNameError)(nil); errors.As(err, &shared) {
-		// Every command will refuse this agent until a window is renamed:
-		// the guide says so first.
-		fmt.Fprintf(&b, "**Before you use agentmail:** %s.\n\n", err)
+	} else if !tools.NotInTmux(err) {
+		// Inside tmux, what keeps this agent from mailing (a window name
+		// that another window has too or that cannot name a mailbox, no
+		// project root) would fail every command: the guide says so first.
+		fmt.Fprintf(&b, "**Before you use agentmail:** %s.\n\n", strings.TrimSuffix(err.Error(), "."))
 	}
 	b.WriteString(`### Commands
 

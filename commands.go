@@ -83,12 +83,20 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	haveMessage := false
+	haveMessage, haveRecipient := false, false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "m" || f.Name == "message" {
+		switch f.Name {
+		case "m", "message":
 			haveMessage = true
+		case "r", "recipient":
+			haveRecipient = true
 		}
 	})
+	if haveRecipient && recipient == "" {
+		// Not "no -r": the next argument would be taken for a recipient
+		// that was never meant as one.
+		return usagef("empty recipient given with -r")
+	}
 	if recipient == "" {
 		if len(pos) == 0 {
 			return usagef("missing recipient")

@@ -112,8 +112,9 @@ func main() {
 		os.Exit(2)
 	}
 
+	// SIGPIPE too: a run whose output is cut must still clean up.
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
 		s := <-sig
 		fatalf("interrupted by %v", s)

@@ -85,9 +85,10 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 		return err
 	}
 	defer env.close()
-	// An interrupted run still kills its tmux server and removes its files.
+	// An interrupted run still kills its tmux server and removes its files,
+	// and so does one whose output is cut (go run ./bench/mcp | head).
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
 		<-sig
 		env.close()

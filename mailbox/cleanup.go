@@ -80,7 +80,8 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 
 	// locking returns the context of the wait for one file's lock, and
 	// skipped reports whether err says that the wait ran out, and if so
-	// warns that path was left untouched.
+	// warns that path was left untouched, naming the file whose lock was
+	// held when the store says which (recipients.lock, say).
 	locking := func() (context.Context, context.CancelFunc) {
 		if opt.LockWait <= 0 {
 			return context.Background(), func() {}
@@ -91,7 +92,11 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return false
 		}
-		s.warnf("%s is locked by another process: left untouched after waiting %v for it", path, opt.LockWait)
+		if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Path != path {
+			s.warnf("%s is locked by another process: %s left untouched after waiting %v for it", busy.Path, path, opt.LockWait)
+		} else {
+			s.warnf("%s is locked by another process: left untouched after waiting %v for it", path, opt.LockWait)
+		}
 		rep.Skipped++
 		return true
 	}

@@ -251,3 +251,27 @@ func TestCleanupSkipsLockedFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupNamesTheHeldLock holds recipients.lock, which a cleanup that
+// writes takes before recipients.jsonl: the warning names the file whose
+// lock was held, not only the one left untouched.
+func TestCleanupNamesTheHeldLock(t *testing.T) {
+	s := cleanupFixture(t)
+	w := &warnings{}
+	s.Warnf = w.warnf
+	holder, err := lockedfile.OpenFile(s.statesLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, LockWait: 100 * time.Millisecond}
+	var got CleanupReport
+	within(t, "Cleanup with recipients.lock held", func() { got, err = s.Cleanup(opt) })
+	if err != nil || got.Skipped != 1 {
+		t.Errorf("Cleanup = %+v, %v; want one file skipped", got, err)
+	}
+	want := s.statesLockPath() + " is locked by another process: " + s.StatesPath() + " left untouched"
+	if msgs := w.take(); len(msgs) != 1 || !strings.Contains(msgs[0], want) {
+		t.Errorf("Cleanup warned %q; want one line with %q", msgs, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"agentmail/mailman"
 	"agentmail/tools"
@@ -89,34 +90,44 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "usage: agentmail <command> [arguments]; run 'agentmail help' for the list")
 		return 1
 	}
-	if cmd == mcpCmd || cmd == mailmanCmd {
-		// Their output is a protocol or a log that they handle
-		// themselves, for as long as they run.
-		e.stdout = stdout
-	}
 	err := cmd.run(ctx, e, args[1:])
 	code := exitCode(e, cmd, err)
-	if code == 0 && out.err != nil {
+	if err := out.failed(); code == 0 && err != nil {
 		// Output that was lost (a full disk, say) fails the command.
-		fmt.Fprintf(stderr, "error: writing to standard output: %v\n", out.err)
+		fmt.Fprintf(stderr, "error: writing to standard output: %v\n", err)
 		return 1
 	}
 	return code
 }
 
 // outputWriter passes writes to standard output on and keeps the first
-// error, so that a command whose output was lost does not exit 0.
+// error, so that a command whose output was lost does not exit 0. The
+// long-running commands write from several goroutines, and a write of the
+// MCP server may still be blocked when its command returns: err is
+// guarded.
 type outputWriter struct {
 	w   io.Writer
+	mu  sync.Mutex
 	err error
 }
 
 func (o *outputWriter) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
-	if err != nil && o.err == nil {
-		o.err = err
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
 	}
 	return n, err
+}
+
+// failed returns the first write error, if any.
+func (o *outputWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // exitError carries a specific exit status, and optionally no message.

@@ -112,9 +112,11 @@ func main() {
 		os.Exit(2)
 	}
 
-	// SIGPIPE too: a run whose output is cut must still clean up.
+	// A run whose output is cut (| head) runs to its end and cleans up
+	// there, instead of dying at its next line.
+	signal.Ignore(syscall.SIGPIPE)
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sig
 		fatalf("interrupted by %v", s)

@@ -85,10 +85,13 @@ func run(bin, other string, starts, pings, calls, rssCalls int) error {
 		return err
 	}
 	defer env.close()
-	// An interrupted run still kills its tmux server and removes its files,
-	// and so does one whose output is cut (go run ./bench/mcp | head).
+	// An interrupted run still kills its tmux server and removes its files.
+	// One whose output is cut (go run ./bench/mcp | head) runs to its end
+	// and cleans up there, instead of dying at its next line: writes to
+	// a closed standard output only fail.
+	signal.Ignore(syscall.SIGPIPE)
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		<-sig
 		env.close()

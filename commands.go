@@ -349,9 +349,9 @@ const maxCleanupHours = 1_000_000
 // what a duration can hold: past it they would wrap around to a small
 // threshold and remove nearly everything.
 func parseHours(flag, text string) (int, error) {
-	digits := strings.TrimPrefix(text, "-")
+	// Atoi reads base 10 only; the trim refuses the sign it allows.
 	n, err := strconv.Atoi(text)
-	if digits == "" || strings.Trim(digits, "0123456789") != "" || err != nil || n <= 0 || n > maxCleanupHours {
+	if err != nil || strings.Trim(text, "0123456789") != "" || n < 1 || n > maxCleanupHours {
 		return 0, usagef("%s must be a number of hours from 1 to %d (about 114 years), not %s", flag, maxCleanupHours, text)
 	}
 	return n, nil

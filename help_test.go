@@ -19,3 +19,19 @@ func TestHelpLockWait(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHours pins the decimal reading of cleanup's thresholds: 010 is
+// ten hours (flag.Int read it as eight), and every other form is refused
+// with the range's message.
+func TestParseHours(t *testing.T) {
+	for text, want := range map[string]int{"1": 1, "010": 10, "0002": 2, "1000000": maxCleanupHours} {
+		if n, err := parseHours("--stale-hours", text); n != want || err != nil {
+			t.Errorf("parseHours(%q) = %d, %v; want %d", text, n, err, want)
+		}
+	}
+	for _, text := range []string{"", "0", "-1", "+5", "0x10", "1_0", "1.5", " 5", "1000001", "99999999999999999999"} {
+		if n, err := parseHours("--stale-hours", text); err == nil || !strings.HasSuffix(err.Error(), "not "+text) {
+			t.Errorf("parseHours(%q) = %d, %v; want the range error", text, n, err)
+		}
+	}
+}

@@ -65,13 +65,12 @@ type Options struct {
 // practice, and bounded so a flood cannot claim unbounded memory.
 const queueLen = 1024
 
-// Errors the connection itself answers with. They are written out rather
-// than made by invalidRequest so that the compiler lays them out as data.
+// Errors the connection itself answers with.
 var (
-	errTooLarge      = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + "message exceeds the " + maxFrameText + "-byte line limit"}
-	errEmptyBatch    = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + "empty batch"}
-	errNoBatch       = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + "JSON-RPC batching is not supported"}
-	errDuplicateID   = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + "duplicate id of a request in progress"}
+	errTooLarge      = invalidRequest("message exceeds the " + maxFrameText + "-byte line limit")
+	errEmptyBatch    = invalidRequest("empty batch")
+	errNoBatch       = invalidRequest("JSON-RPC batching is not supported")
+	errDuplicateID   = invalidRequest("duplicate id of a request in progress")
 	errPanic         = &Error{Code: CodeInternalError, Message: "Internal error: the handler panicked"}
 	errBadResult     = &Error{Code: CodeInternalError, Message: "Internal error: the result is not a JSON object"}
 	errEncodedResult = &Error{Code: CodeInternalError, Message: "Internal error: the result cannot be encoded"}

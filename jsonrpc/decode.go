@@ -162,16 +162,13 @@ func decodeObject(req *Request, b []byte, batch bool) (id json.RawMessage, isRes
 // The errors of "params" that is neither an object nor an array: in a
 // request, and in a notification, which is never answered.
 var (
-	errParamsType         = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + `"params" must be an object or an array`}
-	errNotificationParams = &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + `"params" must be an object or an array`}
+	errParamsType         = invalidRequest(`"params" must be an object or an array`)
+	errNotificationParams = invalidRequest(`"params" must be an object or an array`)
 )
-
-// invalidRequestPrefix starts the message of every CodeInvalidRequest error.
-const invalidRequestPrefix = "Invalid Request: "
 
 // invalidRequest returns a CodeInvalidRequest error with the standard prefix.
 func invalidRequest(msg string) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: invalidRequestPrefix + msg}
+	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
 }
 
 // memberIndex returns which member the name, unescaped, stands for, or -1.
@@ -215,7 +212,12 @@ func StringValue(v []byte) (string, bool) {
 // valid text: StringValue, as encoding/json does, decodes the escape as
 // U+FFFD, which changes the text. v must be valid JSON.
 func LoneSurrogate(v []byte) bool {
-	for i := 1; i < len(v)-1; i++ {
+	// Most strings have no escape at all: find the first one fast.
+	start := bytes.IndexByte(v, '\\')
+	if start < 0 {
+		return false
+	}
+	for i := start; i < len(v)-1; i++ {
 		if v[i] != '\\' {
 			continue
 		}

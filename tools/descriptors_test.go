@@ -143,3 +143,25 @@ func TestSendSchemaSize(t *testing.T) {
 		t.Errorf("send schema: the message description %q does not state %d bytes", m.Description, mailbox.MaxMessageSize)
 	}
 }
+
+// TestArgumentsLoneSurrogate checks that a string argument holding half of
+// a surrogate pair, which would decode to U+FFFD, is refused: the message
+// with the CLI's words, any other argument by name. A whole pair passes.
+func TestArgumentsLoneSurrogate(t *testing.T) {
+	send := findTool("send")
+	for _, tt := range []struct{ args, err string }{
+		{`{"recipient":"bob","message":"smile \ud83d\ude00"}`, ""},
+		{`{"recipient":"bob","message":"half \ud83d"}`, ErrNotUTF8.Error()},
+		{`{"recipient":"b\udc00b","message":"x"}`, `argument "recipient" is not valid UTF-8 text`},
+	} {
+		args, err := send.arguments(jsonrpc.AppendMembers(nil, []byte(tt.args)))
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("arguments(%s) = %v", tt.args, err)
+		case tt.err == "" && args["message"] != "smile \U0001F600":
+			t.Errorf("arguments(%s) gave message %q", tt.args, args["message"])
+		case tt.err != "" && (err == nil || err.Error() != tt.err):
+			t.Errorf("arguments(%s) = %v, want %q", tt.args, err, tt.err)
+		}
+	}
+}

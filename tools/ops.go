@@ -153,20 +153,15 @@ type SharedNameError struct {
 }
 
 func (e *SharedNameError) Error() string {
-	if e.Own {
-		if e.Windows == 2 {
-			return fmt.Sprintf("your window name %q is also the name of another window of this session: "+
-				"rename one of them (tmux rename-window) so that each agent has an address of its own", e.Name)
-		}
-		return fmt.Sprintf("your window name %q is also the name of %d other windows of this session: "+
-			"rename all but one of them (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows-1)
-	}
-	rename := "rename one of them"
+	what, rename := "another window", "rename one of them"
 	if e.Windows > 2 {
-		rename = "rename all but one of them"
+		what, rename = fmt.Sprintf("%d other windows", e.Windows-1), "rename all but one of them"
 	}
-	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; "+
-		"%s (tmux rename-window) so that each agent has an address of its own", e.Name, e.Windows, rename)
+	rename += " (tmux rename-window) so that each agent has an address of its own"
+	if e.Own {
+		return fmt.Sprintf("your window name %q is also the name of %s of this session: %s", e.Name, what, rename)
+	}
+	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; %s", e.Name, e.Windows, rename)
 }
 
 // windowsNamed counts the windows of sess named exactly name.
@@ -308,14 +303,15 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 // window, marked, and every other name once, minus ignored names and names
 // that cannot name a mailbox (mailbox.ValidName: "", "a/b", a tab, …). send
 // refuses the names this does not list as others, and a listed name that
-// several windows have (see SharedNameError). The caller's own name is
-// never shared here: session refuses that first.
+// several windows have (see SharedNameError). Another window with the
+// caller's own name is skipped as ignored: agent refuses such a name
+// unless .agentmailignore lists it.
 func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
 	seen := map[string]bool{}
 	for _, w := range sess.Windows {
 		self := w.ID == sess.Self.ID
-		if !self && (w.Name == sess.Self.Name || ignored[w.Name] || seen[w.Name] || mailbox.ValidName(w.Name) != nil) {
+		if !self && (ignored[w.Name] || seen[w.Name] || mailbox.ValidName(w.Name) != nil) {
 			continue
 		}
 		seen[w.Name] = true

@@ -89,8 +89,17 @@ func TestSharedIgnoredOwnName(t *testing.T) {
 	}
 	term := &sessionTerm{Self: window(1, "zsh"), Windows: []tmux.Window{window(0, "zsh"), window(1, "zsh"), window(2, "bob")}}
 	svc := &tools.Service{Store: mailbox.New(root), Term: term}
-	if _, err := svc.Send(context.Background(), "bob", "from a shell window"); err != nil {
+	ctx := context.Background()
+	if _, err := svc.Send(ctx, "bob", "from a shell window"); err != nil {
 		t.Errorf("Send from an ignored shared name: %v", err)
+	}
+	if m, err := svc.Receive(ctx, nil); m != nil || err != nil {
+		t.Errorf("Receive in an ignored shared name = %v, %v; want no mail and no error", m, err)
+	}
+	// The other zsh window is not listed: it is ignored.
+	got, err := svc.Recipients(ctx)
+	if want := []tools.Recipient{{Name: "zsh", IsCurrent: true}, {Name: "bob"}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Recipients = %+v, %v; want %+v", got, err, want)
 	}
 }
 

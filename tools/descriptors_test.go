@@ -116,6 +116,9 @@ func TestFixedResultsEncoding(t *testing.T) {
 	if !slices.Equal(d.SupportedVersions, SupportedVersions) || d.Instructions != Instructions {
 		t.Errorf("server/discover result %s", discover)
 	}
+	if want := append([]string{ModernVersion}, LegacyVersions...); !slices.Equal(SupportedVersions, want) {
+		t.Errorf("SupportedVersions = %q, want the modern revision and then LegacyVersions, %q", SupportedVersions, want)
+	}
 	if got := string(jsonrpc.AppendString(nil, Instructions)); got != instructionsJSON {
 		t.Errorf("instructionsJSON is %s, want %s", instructionsJSON, got)
 	}

@@ -15,8 +15,8 @@ import (
 )
 
 // LegacyVersions are the protocol revisions negotiated through initialize,
-// newest first: SupportedVersions without the modern one (read only).
-var LegacyVersions = SupportedVersions[1:]
+// newest first.
+var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Instructions is the initialize instructions text: who the agent is, how the
 // tools work, and how to treat message bodies.

@@ -15,9 +15,8 @@ import (
 const ModernVersion = "2026-07-28"
 
 // SupportedVersions lists every revision this server speaks, newest first:
-// the modern one, then the legacy ones. server/discover and the -32022
-// error report the same list. LegacyVersions shares its array, so neither
-// may be written to.
+// the modern one, then LegacyVersions (TestFixedResultsEncoding checks
+// that). server/discover and the -32022 error report the same list.
 var SupportedVersions = []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // The params._meta keys of the modern era.

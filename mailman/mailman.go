@@ -251,20 +251,20 @@ func (m *Mailman) wait(ctx context.Context, key string, fn func() error) error {
 	return errBusy
 }
 
-// waitFor is wait for a call of the store with a result: fn's results
-// once it has returned, or the zero value and wait's error.
+// waitFor is wait for a call of the store with a result: fn's result once
+// it has returned without error, or the zero value and the error. v is read
+// only then: when wait gives up, fn may still be writing it.
 func waitFor[T any](ctx context.Context, m *Mailman, key string, fn func() (T, error)) (T, error) {
 	var v T
 	err := m.wait(ctx, key, func() (err error) {
 		v, err = fn()
 		return err
 	})
-	if err != nil && (err == errBusy || err == ctx.Err()) {
-		// wait gave up, and fn may still be writing v.
+	if err != nil {
 		var zero T
 		return zero, err
 	}
-	return v, err
+	return v, nil
 }
 
 // freedChan returns the channel on which wait reports that a file it gave

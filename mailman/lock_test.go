@@ -419,6 +419,21 @@ func TestLockEarlierToolMailman(t *testing.T) {
 		}
 	}
 
+	// A root without .git (one named by AGENTMAIL_ROOT): a mailman
+	// working in it is its mailman.
+	plain := t.TempDir()
+	if err := os.Mkdir(filepath.Join(plain, ".agentmail"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plainPath := filepath.Join(plain, ".agentmail", PIDFileName)
+	inPlain := start("agentmail", plain, "mailman")
+	if err := os.WriteFile(plainPath, []byte(strconv.Itoa(inPlain.Process.Pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := Running(plainPath); pid != inPlain.Process.Pid || err != nil {
+		t.Errorf("Running with the earlier tool's mailman in a root without .git = %d, %v; want %d, nil", pid, err, inPlain.Process.Pid)
+	}
+
 	old := start("agentmail", root, "mailman")
 	writePIDFile(old.Process.Pid)
 	if pid, err := Running(path); pid != old.Process.Pid || err != nil {

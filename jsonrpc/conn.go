@@ -632,10 +632,7 @@ func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
 	if cl.replied {
 		return errors.New("jsonrpc: request already answered")
 	}
-	c.mu.Lock()
-	cancelled := cl.cancelled
-	c.mu.Unlock()
-	if cancelled {
+	if c.isCancelled(cl) {
 		return ErrCancelled
 	}
 	cl.replied = true
@@ -686,13 +683,17 @@ func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
 	if ctx.Err() == nil {
 		return ErrNotReading
 	}
-	c.mu.Lock()
-	cancelled = cl.cancelled
-	c.mu.Unlock()
-	if cancelled {
+	if c.isCancelled(cl) {
 		return ErrCancelled
 	}
 	return ErrClosed
+}
+
+// isCancelled reports whether Cancel has reached cl.
+func (c *Conn) isCancelled(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cl.cancelled
 }
 
 // commit removes a finished request from inflight and reports whether it

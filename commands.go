@@ -395,22 +395,24 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stderr, "warning: %v: state entries of windows that are gone are not checked\n", err)
 	}
+	// A file that cannot be cleaned fails the command, but what was done
+	// to the others is reported first.
 	r, err := svc.Store.Cleanup(opt)
-	if err != nil {
-		return err
-	}
 	verb := "removed"
-	if *dry {
+	switch {
+	case *dry:
 		verb = "to remove"
 		fmt.Fprintln(e.stdout, "Cleanup preview (dry-run):")
-	} else {
+	case err != nil:
+		fmt.Fprintln(e.stdout, "Cleanup incomplete:")
+	default:
 		fmt.Fprintln(e.stdout, "Cleanup complete:")
 	}
 	fmt.Fprintf(e.stdout, "  Recipients %s: %d (%d offline, %d stale)\n", verb,
 		r.OfflineRecipients+r.StaleRecipients, r.OfflineRecipients, r.StaleRecipients)
 	fmt.Fprintf(e.stdout, "  Messages %s: %d\n", verb, r.Messages)
 	fmt.Fprintf(e.stdout, "  Mailboxes %s: %d\n", verb, r.Mailboxes)
-	return nil
+	return err
 }
 
 // serverWindows returns the names of the windows of every session of the

@@ -41,14 +41,15 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"agents":   cmdAgents,
-			"waitfor":  cmdWaitfor,
-			"mcpstart": cmdMCPStart,
-			"mcpsend":  cmdMCPSend,
-			"mcpclose": cmdMCPClose,
-			"mcpwait":  cmdMCPWait,
-			"mcpkill":  cmdMCPKill,
-			"holdlock": cmdHoldLock,
+			"agents":       cmdAgents,
+			"waitfor":      cmdWaitfor,
+			"mcpstart":     cmdMCPStart,
+			"mcpsend":      cmdMCPSend,
+			"mcpclose":     cmdMCPClose,
+			"mcpwait":      cmdMCPWait,
+			"mcpkill":      cmdMCPKill,
+			"holdlock":     cmdHoldLock,
+			"unprivileged": cmdUnprivileged,
 		},
 	})
 }

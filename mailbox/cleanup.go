@@ -55,7 +55,9 @@ type CleanupReport struct {
 // lock, and writes nothing, so it works on files it may not write. A file
 // whose lock another process holds for longer than opt.LockWait is
 // skipped, in a dry run as in a real one; the other files are cleaned all
-// the same. A mailbox is rewritten through a synced temporary file and a
+// the same. So are they after a file that cannot be cleaned (one that may
+// not be read, say): the error then joins a "cleaning <path>: …" for each
+// such file, and the report counts what was done. A mailbox is rewritten through a synced temporary file and a
 // rename, and an emptied one is unlinked under its lock; since every
 // locker checks that it holds the lock of the current file, a message
 // appended while Cleanup runs is never lost.
@@ -101,6 +103,9 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		return true
 	}
 
+	// errs holds a failure for each file that could not be cleaned; the
+	// files after it are cleaned all the same.
+	var errs []error
 	ctx, cancel := locking()
 	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
 		kept := lines[:0:0]
@@ -120,12 +125,12 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	})
 	cancel()
 	if err != nil && !skipped(s.StatesPath(), err) {
-		return rep, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err)
+		errs = append(errs, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err))
 	}
 
 	names, err := s.Mailboxes()
 	if err != nil {
-		return rep, err
+		return rep, errors.Join(append(errs, err)...)
 	}
 	for _, name := range names {
 		ctx, cancel := locking()
@@ -135,14 +140,15 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("cleaning %s: %w", s.MailboxPath(name), err)
+			errs = append(errs, fmt.Errorf("cleaning %s: %w", s.MailboxPath(name), err))
+			continue
 		}
 		rep.Messages += removed
 		if gone {
 			rep.Mailboxes++
 		}
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // cleanMailbox removes the read messages of name's mailbox created before
@@ -201,9 +207,9 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but
-	// a stale hint is clutter.
+	// a stale hint is clutter, so failing to remove it fails nothing.
 	if err := s.removeCursor(name); err != nil {
-		return removed, gone, err
+		s.warnf("not removing the read cursor of %s: %v", path, err)
 	}
 	return removed, gone, nil
 }

@@ -275,3 +275,32 @@ func TestCleanupNamesTheHeldLock(t *testing.T) {
 		t.Errorf("Cleanup warned %q; want one line with %q", msgs, want)
 	}
 }
+
+// TestCleanupKeepsGoingWithoutRemovingACursor checks that a read cursor
+// that cannot be removed after its mailbox was rewritten (here a directory
+// with a file in it) fails nothing: the cursor would be rejected anyway, so
+// cleanup warns and goes on.
+func TestCleanupKeepsGoingWithoutRemovingACursor(t *testing.T) {
+	s := cleanupFixture(t)
+	w := &warnings{}
+	s.Warnf = w.warnf
+	cur := s.cursorPath("bob")
+	if err := os.Remove(cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cur, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}})
+	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
+	if err != nil || got != want {
+		t.Errorf("Cleanup = %+v, %v; want %+v", got, err, want)
+	}
+	msgs := w.take()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "not removing the read cursor of "+s.MailboxPath("bob")) {
+		t.Errorf("Cleanup warned %q; want one line about bob's cursor", msgs)
+	}
+	if strings.Contains(readFile(t, s.MailboxPath("bob")), "readold1") {
+		t.Error("bob's mailbox was not cleaned")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentmail/internal/nobody"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -29,14 +32,26 @@ func TestMain(m *testing.M) {
 // tmux server on a private socket, one server per script.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata",
+		Dir: "testdata",
+		// Under the test's own temporary directory, which the test
+		// removes: testscript leaves its work root behind otherwise.
+		WorkdirRoot:         t.TempDir(),
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup:               setupScript,
 		Condition: func(cond string) (bool, error) {
-			if cond == "tmux" {
+			switch cond {
+			case "tmux":
 				_, err := exec.LookPath("tmux")
 				return err == nil, nil
+			case "unprivileged":
+				// Whether cmdUnprivileged can run a command that
+				// files of mode 0 refuse.
+				err := nobody.Possible()
+				if errors.Is(err, errors.ErrUnsupported) {
+					return false, nil
+				}
+				return err == nil, err
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

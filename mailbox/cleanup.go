@@ -57,10 +57,11 @@ type CleanupReport struct {
 // skipped, in a dry run as in a real one; the other files are cleaned all
 // the same. So are they after a file that cannot be cleaned (one that may
 // not be read, say): the error then joins a "cleaning <path>: …" for each
-// such file, and the report counts what was done. A mailbox is rewritten through a synced temporary file and a
-// rename, and an emptied one is unlinked under its lock; since every
-// locker checks that it holds the lock of the current file, a message
-// appended while Cleanup runs is never lost.
+// such file, and the report counts only what was done. A mailbox is
+// rewritten through a synced temporary file and a rename, and an emptied
+// one is unlinked under its lock; since every locker checks that it holds
+// the lock of the current file, a message appended while Cleanup runs is
+// never lost.
 func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	var rep CleanupReport
 	if opt.StaleAfter <= 0 {
@@ -106,17 +107,20 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	// errs holds a failure for each file that could not be cleaned; the
 	// files after it are cleaned all the same.
 	var errs []error
+	// The entries are counted only once the states are written.
+	var offline, stale int
 	ctx, cancel := locking()
 	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
+		offline, stale = 0, 0
 		kept := lines[:0:0]
 		for _, l := range lines {
 			switch {
 			case l.st == nil:
 			case windows != nil && !windows[l.st.Recipient]:
-				rep.OfflineRecipients++
+				offline++
 				continue
 			case l.st.UpdatedAt.Before(staleBefore):
-				rep.StaleRecipients++
+				stale++
 				continue
 			}
 			kept = append(kept, l)
@@ -124,7 +128,10 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 		return kept, len(kept) < len(lines)
 	})
 	cancel()
-	if err != nil && !skipped(s.StatesPath(), err) {
+	switch {
+	case err == nil:
+		rep.OfflineRecipients, rep.StaleRecipients = offline, stale
+	case !skipped(s.StatesPath(), err):
 		errs = append(errs, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err))
 	}
 

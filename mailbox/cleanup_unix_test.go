@@ -11,18 +11,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"agentmail/internal/nobody"
 )
 
 // cleanupAsEnv, when set in the environment of this test binary, makes
-// TestCleanupGoesOnPastUnreadableFile the child that cleans the store at the
-// root it names as the user nobody, and prints what Cleanup returned.
+// TestCleanupGoesOnPastFileItMayNotChange the child that cleans the store
+// at the root it names as nobody, and prints what Cleanup returned.
 const cleanupAsEnv = "AGENTMAIL_TEST_CLEANUP_AS_NOBODY"
-
-// nobody is the user and group the child runs as.
-const nobody = 65534
 
 // cleanupOutcome is what the child reports of one Cleanup.
 type cleanupOutcome struct {
@@ -31,102 +29,164 @@ type cleanupOutcome struct {
 	Warnings []string
 }
 
-// TestCleanupGoesOnPastUnreadableFile makes one file unreadable (a mailbox,
-// or the states) and checks that cleanup reports it in its error, leaves it
-// as it was, and cleans every other file all the same, in a dry run as in a
-// real one. Such a file is one that another user owns, as after a command
-// run once with sudo. Root may read any file, so as root the cleanup runs in
-// a child process as nobody.
-func TestCleanupGoesOnPastUnreadableFile(t *testing.T) {
+// TestCleanupGoesOnPastFileItMayNotChange makes files that cleanup may not
+// read (a mailbox, the states) or write (the states, through their
+// directory), as files another user owns, and checks that cleanup names
+// each in its error, changes none of them, counts nothing it did not do,
+// and cleans every other file all the same, in a dry run as in a real one.
+func TestCleanupGoesOnPastFileItMayNotChange(t *testing.T) {
 	if root := os.Getenv(cleanupAsEnv); root != "" {
 		cleanupAsNobody(t, root)
 		return
 	}
-	for _, bad := range []string{"mailbox", "states"} {
-		t.Run(bad, func(t *testing.T) {
+	all := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
+	noStates := CleanupReport{Messages: 4, Mailboxes: 3}
+	for _, tc := range []struct {
+		name string
+		// deny takes away what cleanup needs of the file it returns.
+		deny func(t *testing.T, s *Store) []string
+		// the reports of a dry run and a real one, and whether the dry
+		// run fails too.
+		wantDry, want CleanupReport
+		dryFails      bool
+	}{
+		{
+			name:    "mailbox unreadable",
+			deny:    func(t *testing.T, s *Store) []string { return chmod(t, 0, s.MailboxPath("bob")) },
+			wantDry: CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 2, Mailboxes: 3}, dryFails: true,
+			want: CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 2, Mailboxes: 3},
+		},
+		{
+			name:    "states unreadable",
+			deny:    func(t *testing.T, s *Store) []string { return chmod(t, 0, s.StatesPath()) },
+			wantDry: noStates, dryFails: true,
+			want: noStates,
+		},
+		{
+			name: "states and mailbox unreadable",
+			deny: func(t *testing.T, s *Store) []string {
+				return append(chmod(t, 0, s.StatesPath()), chmod(t, 0, s.MailboxPath("bob"))...)
+			},
+			wantDry: CleanupReport{Messages: 2, Mailboxes: 3}, dryFails: true,
+			want: CleanupReport{Messages: 2, Mailboxes: 3},
+		},
+		{
+			// The states' lock is there, so the states are read, planned
+			// and counted; only their replacement fails. A dry run writes
+			// nothing, so it sees nothing wrong.
+			name: "states unwritable",
+			deny: func(t *testing.T, s *Store) []string {
+				if err := os.WriteFile(s.statesLockPath(), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				chmod(t, 0o555, filepath.Dir(s.StatesPath()))
+				return []string{s.StatesPath()}
+			},
+			wantDry: all,
+			want:    noStates,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			s := cleanupFixture(t)
-			path := s.MailboxPath("bob")
-			// bob's mailbox would lose two messages; the states, three entries.
-			want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 2, Mailboxes: 3}
-			if bad == "states" {
-				path = s.StatesPath()
-				want = CleanupReport{Messages: 4, Mailboxes: 3}
+			paths := tc.deny(t, s)
+			before := map[string]string{}
+			for _, p := range paths {
+				before[p] = readAsRoot(t, p)
 			}
-			before := readFile(t, path)
-			unreadable(t, s.Root, path)
 			for _, dry := range []bool{true, false} {
 				got := cleanupAs(t, s, dry)
+				want, fails := tc.want, true
+				if dry {
+					want, fails = tc.wantDry, tc.dryFails
+				}
 				if got.Report != want {
 					t.Errorf("Cleanup (dry run %v) reported %+v; want %+v", dry, got.Report, want)
 				}
-				if !strings.HasPrefix(got.Err, "cleaning "+path+": ") || !strings.Contains(got.Err, "permission denied") || strings.Contains(got.Err, "\n") {
-					t.Errorf("Cleanup (dry run %v) error = %q; want one line about %s", dry, got.Err, path)
+				var wantErr []string
+				if fails {
+					for _, p := range paths {
+						wantErr = append(wantErr, "cleaning "+p+": ")
+					}
+				}
+				if errs := splitErr(got.Err); len(errs) != len(wantErr) {
+					t.Errorf("Cleanup (dry run %v) error = %q; want one about each of %q", dry, got.Err, paths)
+				} else {
+					for i, e := range errs {
+						if !strings.HasPrefix(e, wantErr[i]) || !strings.HasSuffix(e, "permission denied") {
+							t.Errorf("Cleanup (dry run %v) error %d = %q; want %q… permission denied", dry, i, e, wantErr[i])
+						}
+					}
 				}
 				if len(got.Warnings) != 0 {
 					t.Errorf("Cleanup (dry run %v) warned %q", dry, got.Warnings)
 				}
 			}
-			if err := os.Chmod(path, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if after := readFile(t, path); after != before {
-				t.Errorf("the unreadable file changed:\nbefore %q\nafter  %q", before, after)
+			for _, p := range paths {
+				if after := readAsRoot(t, p); after != before[p] {
+					t.Errorf("%s changed:\nbefore %q\nafter  %q", p, before[p], after)
+				}
 			}
 			if _, err := os.Stat(s.MailboxPath("carol")); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("carol's mailbox, after the unreadable file, is still there (%v)", err)
+				t.Errorf("carol's mailbox is still there (%v)", err)
 			}
 		})
 	}
 }
 
-// unreadable makes path, under root, a file that the cleanup of
-// cleanupAs may not read: mode 0 for a user other than root; as root, the
-// files are given to nobody, who runs the cleanup, but for path.
-func unreadable(t *testing.T, root, path string) {
+// splitErr splits the text of an errors.Join into its errors.
+func splitErr(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// chmod sets the mode of path for the rest of the test, and returns path
+// (for a file) in a slice.
+func chmod(t *testing.T, mode fs.FileMode, path string) []string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	// nobody must reach root through the test's temporary directories.
-	for dir := filepath.Dir(root); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		fi, err := os.Stat(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(dir, fi.Mode().Perm()|0o001); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, nobody, nobody)
-	})
+	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Lchown(path, 0, 0); err != nil {
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	// The temporary directory's removal needs its directories writable.
+	t.Cleanup(func() { os.Chmod(path, fi.Mode().Perm()) })
+	return []string{path}
+}
+
+// readAsRoot reads path, which the test may have made unreadable.
+func readAsRoot(t *testing.T, path string) string {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	defer os.Chmod(path, fi.Mode().Perm())
+	return readFile(t, path)
 }
 
 // cleanupAs runs the cleanup of the fixture's options on s: in this process
-// for a user other than root, in a child as nobody for root.
+// for a user other than root, and as root in a child that runs as nobody.
 func cleanupAs(t *testing.T, s *Store, dry bool) cleanupOutcome {
 	t.Helper()
-	if os.Geteuid() != 0 {
+	if !nobody.Needed() {
 		return cleanupOf(s, dry)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanupGoesOnPastUnreadableFile$", "-test.count=1")
+	undo, err := nobody.Hand(s.Root)
+	t.Cleanup(undo)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanupGoesOnPastFileItMayNotChange$", "-test.count=1")
 	cmd.Env = append(os.Environ(), cleanupAsEnv+"="+s.Root, fmt.Sprintf("%s_DRY=%v", cleanupAsEnv, dry))
 	out, err := cmd.Output()
 	if err != nil {
@@ -143,13 +203,7 @@ func cleanupAs(t *testing.T, s *Store, dry bool) cleanupOutcome {
 // cleanupAsNobody is the child: it becomes nobody, cleans the store at root
 // and prints the outcome as the first line of its output.
 func cleanupAsNobody(t *testing.T, root string) {
-	if err := syscall.Setgroups(nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Setgid(nobody); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Setuid(nobody); err != nil {
+	if err := nobody.Become(); err != nil {
 		t.Fatal(err)
 	}
 	s := New(root)

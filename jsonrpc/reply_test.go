@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -277,12 +278,37 @@ func TestReplyCancelledWhileWaiting(t *testing.T) {
 	wait(t, s.w.entered, "the notification's Write")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
 	wait(t, calling, "the handler")
-	// Let Reply start waiting, so that the cancel finds it waiting; one
-	// that comes earlier is refused at Reply's start and passes too.
-	time.Sleep(20 * time.Millisecond)
+	// The cancel must find Reply waiting, not refuse it at its start.
+	waitInSelect(t, "agentmail/jsonrpc.(*Conn).reply")
 	s.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}`)
 	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrCancelled) {
 		t.Fatalf("Reply = %v, want ErrCancelled", err)
 	}
 	checkLines(t, s.finish(), []string{`{"jsonrpc":"2.0","method":"first"}`})
+}
+
+// waitInSelect waits until a goroutine is blocked in a select of the
+// function fn (its full name, as in a stack trace): a test cannot see
+// otherwise that a call has reached its wait.
+func waitInSelect(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for g := range strings.SplitSeq(stacks, "\n\n") {
+			header, frames, _ := strings.Cut(g, "\n")
+			// The blocked select is the first frame that is not the
+			// runtime's.
+			for frame := range strings.Lines(frames) {
+				if strings.HasPrefix(frame, "runtime.") || strings.HasPrefix(frame, "\t") {
+					continue
+				}
+				if strings.Contains(header, "[select") && strings.HasPrefix(frame, fn+"(") {
+					return
+				}
+				break
+			}
+		}
+	}
+	t.Fatalf("timed out waiting for %s to block in a select", fn)
 }

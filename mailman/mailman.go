@@ -203,10 +203,11 @@ func (m *Mailman) report(subject, msg string) {
 // named by key, on a goroutine of its own, and returns fn's error once fn
 // has returned. It returns errBusy when fn is still waiting after
 // storeWait, and ctx's error when ctx ends first; fn then goes on waiting
-// on its own (waitFor hands over results only from a call that returned). While it waits, a wait for the same key returns
-// errBusy at once rather than starting another call: a file held for a long
-// time costs one goroutine, and storeWait once, not on every pass. Once it
-// returns, Run is woken for a pass.
+// on its own (waitFor hands over results only from a call that returned).
+// While it waits, a wait for the same key returns errBusy at once rather
+// than starting another call: a file held for a long time costs one
+// goroutine, and storeWait once, not on every pass. Once it returns, Run
+// is woken for a pass. When ctx has already ended, fn is not started.
 func (m *Mailman) wait(ctx context.Context, key string, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err

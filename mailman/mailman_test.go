@@ -549,3 +549,22 @@ func TestSharedNameNotRung(t *testing.T) {
 		t.Errorf("after a window closed and another opened, %d log lines saying %q, want 2; log:\n%s", n, shared, fx.log)
 	}
 }
+
+// TestWaitAfterStopStartsNothing checks that a store call is not started
+// once the pass is stopped: it could hold a goroutine waiting for a lock
+// long after the mailman stopped.
+func TestWaitAfterStopStartsNothing(t *testing.T) {
+	var m Mailman
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	started := make(chan struct{})
+	err := m.wait(ctx, "record", func() error { close(started); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("wait after stop = %v, want context.Canceled", err)
+	}
+	select {
+	case <-started:
+		t.Error("wait after stop started the store call")
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -111,7 +111,6 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	var offline, stale int
 	ctx, cancel := locking()
 	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
-		offline, stale = 0, 0
 		kept := lines[:0:0]
 		for _, l := range lines {
 			switch {
@@ -214,7 +213,8 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but
-	// a stale hint is clutter, so failing to remove it fails nothing.
+	// a stale hint is clutter, so failing to remove it (or leaving a
+	// linked cursors directory alone) fails nothing.
 	if err := s.removeCursor(name); err != nil {
 		s.warnf("not removing the read cursor of %s: %v", path, err)
 	}

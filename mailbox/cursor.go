@@ -162,18 +162,13 @@ func (cf *cursorFile) save(c cursor) error {
 }
 
 // removeCursor deletes the cursor of name's mailbox, if any. A cursors
-// directory that is not a directory is left alone, with a warning: what a
-// link there points to is not agentmail's to remove.
+// directory that is not a directory is left alone, with a *NotDirError:
+// what a link there points to is not agentmail's to remove.
 func (s *Store) removeCursor(name string) error {
 	err := realDir(s.cursorDir(), false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	if err == nil {
+		err = os.Remove(s.cursorPath(name))
 	}
-	if err != nil {
-		s.warnf("not removing the read cursor of %s: %v", s.MailboxPath(name), err)
-		return nil
-	}
-	err = os.Remove(s.cursorPath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

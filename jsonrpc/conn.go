@@ -128,6 +128,46 @@ type call struct {
 	cancelled bool               // Cancel was called: run nothing more and answer nothing
 	replied   bool               // the handler answered through Reply; its return values are not sent
 	hctx      handlerContext     // the handler's context before its cancel, for Reply
+
+	run *batchRun // for an element of a batch: the batch, whose element idx it is
+	idx int
+}
+
+// batchRun is a batch being handled: its elements and the answers they have
+// so far, each one JSON object without a newline.
+type batchRun struct {
+	calls   []*call
+	answers [][]byte
+	written bool // Reply committed the array; under Conn.mu
+}
+
+// array renders the answers of the elements not cancelled as one line, or
+// returns nil when there are none. c.mu must be held.
+func (b *batchRun) array() []byte {
+	var line []byte
+	for i, a := range b.answers {
+		if a == nil || b.calls[i].cancelled {
+			continue
+		}
+		if line == nil {
+			line = append(line, '[')
+		} else {
+			line = append(line, ',')
+		}
+		line = append(line, a...)
+	}
+	if line == nil {
+		return nil
+	}
+	return append(line, ']', '\n')
+}
+
+// forgetAll removes every element of the batch from inflight. c.mu must be
+// held.
+func (c *Conn) forgetAll(b *batchRun) {
+	for _, e := range b.calls {
+		c.forget(e)
+	}
 }
 
 // handlerContext is the context a request's handler runs under, before
@@ -493,7 +533,8 @@ func (c *Conn) runRequest(ctx context.Context, cl *call) {
 }
 
 // runBatch handles a batch: it runs each element in order and writes the
-// answers to its requests as one array.
+// answers to its requests as one array, unless the last request's handler
+// has written it through Reply.
 func (c *Conn) runBatch(ctx context.Context, b *call) {
 	if c.opt.Batch == nil || !c.opt.Batch() {
 		c.mu.Lock()
@@ -507,61 +548,61 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 		return
 	}
 
-	answers := make([][]byte, len(b.batch))
+	run := &batchRun{calls: b.batch, answers: make([][]byte, len(b.batch))}
+	// Invalid elements are answered first, so that an array written by
+	// Reply holds their answers too.
+	for i, e := range b.batch {
+		if e.err != nil {
+			c.out.Reset()
+			c.appendError(e.errID, e.err)
+			run.answers[i] = bytes.Clone(c.out.Bytes())
+		}
+	}
 	for i, e := range b.batch {
 		if ctx.Err() != nil {
 			break // Serve has given up; nothing more may run.
 		}
 		switch {
 		case e.err != nil:
-			c.out.Reset()
-			c.appendError(e.errID, e.err)
-			answers[i] = bytes.Clone(c.out.Bytes())
 		case e.req.ID == nil:
 			if c.opt.Preempt == nil || !c.opt.Preempt(&e.req) {
 				c.invoke(ctx, &e.req)
 			}
 		default:
+			e.run, e.idx = run, i
 			rctx, ok := c.start(ctx, e)
 			if !ok {
 				continue
 			}
 			result, err := c.invoke(rctx, &e.req)
 			e.cancel()
+			if e.replied {
+				if err != nil {
+					c.logf("jsonrpc: %q failed after it was answered: %v", e.req.Method, err)
+				}
+				continue
+			}
 			c.out.Reset()
 			c.appendAnswer(e.req.ID, result, err)
-			answers[i] = bytes.Clone(c.out.Bytes())
+			run.answers[i] = bytes.Clone(c.out.Bytes())
 		}
 	}
-
 	// The requests stay in flight until the whole array is committed, so a
 	// Cancel that arrives after an element finished still drops its answer.
 	c.mu.Lock()
-	for i, e := range b.batch {
-		if e.cancelled {
-			answers[i] = nil
-		}
-		c.forget(e)
+	if run.written {
+		c.mu.Unlock()
+		return // Reply committed the array and forgot the elements.
 	}
+	line := run.array()
+	c.forgetAll(run)
 	c.mu.Unlock()
-
-	c.out.Reset()
-	for _, a := range answers {
-		if a == nil {
-			continue
-		}
-		if c.out.Len() == 0 {
-			c.out.WriteByte('[')
-		} else {
-			c.out.WriteByte(',')
-		}
-		c.out.Write(a)
-	}
-	if c.out.Len() == 0 {
+	if line == nil {
 		return // only notifications, or everything was cancelled
 	}
-	c.out.WriteByte(']')
-	c.writeOut()
+	if err := c.write(line, nil); err != nil && !errors.Is(err, ErrClosed) {
+		c.logf("jsonrpc: dropped an answer: %v", err)
+	}
 }
 
 // start gives a request its own cancellable context just before its handler
@@ -587,6 +628,10 @@ type replyKey struct{}
 // must not be answered.
 var ErrCancelled = errors.New("jsonrpc: request cancelled")
 
+// ErrNotLastInBatch is returned by Reply for a request inside a batch that
+// other requests follow: it cannot be answered before they have run.
+var ErrNotLastInBatch = errors.New("jsonrpc: only the last request of a batch can be answered before its handler returns")
+
 // ErrNotReading is returned by Reply when its line is not written within
 // the write wait (Options.WriteWait): the peer is not reading. The answer
 // counts as not given. A line that had not started yet is withdrawn, and
@@ -606,9 +651,15 @@ var ErrNotReading = errors.New("jsonrpc: the client is not reading its answers")
 // Reply returns ErrCancelled when the request was cancelled, before the
 // answer started out, ErrClosed after Serve has returned, the write error when the line could not be
 // written, ErrNotReading when it was not written within the write wait,
-// and nil once it is written. A request inside a batch is answered with
-// the whole array, after its handler returns, so there Reply writes
-// nothing, returns nil and the handler's return values are sent as usual.
+// and nil once it is written.
+//
+// A batch is answered with one array. Reply by the handler of its last
+// request writes that array, with the answers of the elements before it;
+// the notifications after it run once the handler returns. Reply by an
+// earlier element returns ErrNotLastInBatch, since the array cannot go out
+// before the requests after it have run; that element is then answered
+// with its handler's return values, in the array, as usual.
+//
 // Reply must be called on the handler's goroutine, at most once.
 func Reply(ctx context.Context, result any) error {
 	h, ok := ctx.Value(replyKey{}).(*handlerContext)
@@ -626,38 +677,53 @@ const (
 )
 
 func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
-	if cl.req.Batch {
-		return nil
-	}
 	if cl.replied {
 		return errors.New("jsonrpc: request already answered")
+	}
+	if run := cl.run; run != nil {
+		for _, e := range run.calls[cl.idx+1:] {
+			if e.err == nil && e.req.ID != nil {
+				return ErrNotLastInBatch
+			}
+		}
 	}
 	if c.isCancelled(cl) {
 		return ErrCancelled
 	}
 	cl.replied = true
-	// The handler's goroutine owns c.out; the line is copied because the
+	// The handler's goroutine owns c.out; the answer is copied because the
 	// write may outlive this call.
 	c.out.Reset()
 	c.appendAnswer(cl.req.ID, result, nil)
-	c.out.WriteByte('\n')
-	line := bytes.Clone(c.out.Bytes())
+	answer := bytes.Clone(c.out.Bytes())
 	// The request stays in progress until its line's turn comes: until
 	// then a Cancel still withdraws the answer and its id stays taken,
 	// and if the answer is withdrawn it stays so until the handler's own
-	// answer is committed.
+	// answer is committed. A batch's array is put together only then, so
+	// that it leaves out the elements cancelled until that moment.
 	var state atomic.Int32
-	claim := func() error {
+	claim := func() ([]byte, error) {
 		if !state.CompareAndSwap(replyWaiting, replyDecided) {
-			return ErrNotReading
+			return nil, ErrNotReading
 		}
-		if !c.commit(cl) {
-			return ErrCancelled
+		if cl.run == nil {
+			if !c.commit(cl) {
+				return nil, ErrCancelled
+			}
+			return append(answer, '\n'), nil
 		}
-		return nil
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if cl.cancelled {
+			return nil, ErrCancelled
+		}
+		cl.run.answers[cl.idx] = answer
+		cl.run.written = true
+		c.forgetAll(cl.run)
+		return cl.run.array(), nil
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.write(line, claim) }()
+	go func() { done <- c.write(nil, claim) }()
 	t := time.NewTimer(c.writeWait())
 	defer t.Stop()
 	select {
@@ -817,8 +883,9 @@ func (c *Conn) writeOut() {
 
 // write sends one line in a single Write call, so that lines from the worker
 // and from Notify never interleave. claim, when non-nil, is asked once the
-// line's turn has come; an error withdraws the line and is returned.
-func (c *Conn) write(line []byte, claim func() error) error {
+// line's turn has come and gives the line instead; an error withdraws the
+// line and is returned.
+func (c *Conn) write(line []byte, claim func() ([]byte, error)) error {
 	// Checked before waiting too, so that nothing queues behind a line
 	// that Serve gave up on.
 	if c.closed.Load() {
@@ -830,7 +897,8 @@ func (c *Conn) write(line []byte, claim func() error) error {
 		return ErrClosed
 	}
 	if claim != nil {
-		if err := claim(); err != nil {
+		var err error
+		if line, err = claim(); err != nil {
 			return err
 		}
 	}

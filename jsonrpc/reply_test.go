@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,17 +86,89 @@ func TestReplyWriteError(t *testing.T) {
 	}
 }
 
-func TestReplyInBatch(t *testing.T) {
+// Reply by a batch element that other requests follow cannot answer: the
+// array goes out once they have run, with what the handler returned.
+func TestReplyInBatchNotLast(t *testing.T) {
 	h, _, goAhead, release, replied := replyingStarted()
 	close(goAhead)
 	close(release)
 	got := serve(t, `[{"jsonrpc":"2.0","id":1,"method":"early"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, h,
 		jsonrpc.Options{Batch: func() bool { return true }})
-	if err := wait(t, replied, "Reply"); err != nil {
-		t.Errorf("Reply = %v, want nil", err)
+	if err := wait(t, replied, "Reply"); !errors.Is(err, jsonrpc.ErrNotLastInBatch) {
+		t.Errorf("Reply = %v, want ErrNotLastInBatch", err)
 	}
-	// A batch is answered as a whole, with what the handlers returned.
 	checkLines(t, got, []string{`[{"jsonrpc":"2.0","id":1,"result":{"from":"return"}},{"jsonrpc":"2.0","id":2,"result":{}}]`})
+}
+
+// Reply by the last request of a batch writes the whole array before its
+// handler returns: the answers before it, its own, and those of invalid
+// elements after it. The notifications after it run once it returns.
+func TestReplyInBatchLast(t *testing.T) {
+	h, _, goAhead, release, replied := replyingStarted()
+	var mu sync.Mutex
+	var ran []string
+	recording := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		mu.Lock()
+		ran = append(ran, req.Method)
+		mu.Unlock()
+		return h(ctx, req)
+	}
+	ranSoFar := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ran)
+	}
+	p := startPipe(t, context.Background(), recording, jsonrpc.Options{Batch: func() bool { return true }})
+	close(goAhead)
+	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"early"},` +
+		`{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"1.0","id":3,"method":"ping"}]`)
+	if err := wait(t, replied, "Reply"); err != nil {
+		t.Fatalf("Reply = %v, want nil", err)
+	}
+	p.waitLines(1)
+	if got, want := ranSoFar(), []string{"ping", "early"}; !slices.Equal(got, want) {
+		t.Errorf("before the handler returned, ran %q, want %q", got, want)
+	}
+	close(release)
+	checkLines(t, p.finish(), []string{`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{"from":"reply"}},` +
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}]`})
+	if got, want := ranSoFar(), []string{"ping", "early", "note"}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
+	}
+}
+
+// A cancellation that reaches the last request of a batch before its Reply
+// makes Reply fail, and the array goes out without it; one that reaches an
+// element already finished drops that element's answer from the array
+// Reply writes.
+func TestReplyInBatchCancelled(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		cancel   string
+		wantErr  error
+		wantLine string
+	}{
+		{"the replying request", "2", jsonrpc.ErrCancelled, `[{"jsonrpc":"2.0","id":1,"result":{}}]`},
+		{"a finished request", "1", nil, `[{"jsonrpc":"2.0","id":2,"result":{"from":"reply"}}]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var conn *jsonrpc.Conn
+			h, started, goAhead, release, replied := replyingStarted()
+			preempt, seen := marker(cancelOn(&conn))
+			p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: preempt, Batch: func() bool { return true }})
+			conn = p.conn
+			close(release)
+			p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"early"}]`)
+			wait(t, started, "the handler")
+			p.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":`+tt.cancel+`}}`, markerLine)
+			wait(t, seen, "the marker")
+			close(goAhead)
+			if err := wait(t, replied, "Reply"); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Reply = %v, want %v", err, tt.wantErr)
+			}
+			checkLines(t, p.finish(), []string{tt.wantLine})
+		})
+	}
 }
 
 // stalledWriter blocks every Write until open is closed, and says on

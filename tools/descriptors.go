@@ -28,6 +28,11 @@ func (r replier) reply(text string, structured any) error {
 	return jsonrpc.Reply(r.ctx, r.s.finish(toolOK(text, structured), r.modern))
 }
 
+// errNotLastInBatch is receive's answer inside a batch that other requests
+// follow: the batch's array goes out only after they have run, and the
+// message may be marked read only once its answer is out.
+var errNotLastInBatch = errors.New("receive must be the last request of its batch, or sent on its own: its answer has to reach you before the message is marked read; the message stays unread")
+
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
 	return map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
@@ -102,6 +107,9 @@ var toolSet = [...]tool{
 			})
 			if errors.Is(err, jsonrpc.ErrNotReading) {
 				return "", nil, fmt.Errorf("%w; the message stays unread", err)
+			}
+			if errors.Is(err, jsonrpc.ErrNotLastInBatch) {
+				return "", nil, errNotLastInBatch
 			}
 			if err != nil {
 				return "", nil, err

@@ -167,3 +167,57 @@ func TestReceiveClientNotReading(t *testing.T) {
 		t.Errorf("%d unread, want 2: no answer was read in time", n)
 	}
 }
+
+// In a 2025-03-26 batch, receive works as on its own line when it is the
+// batch's last request: the array holding its answer is written while the
+// message is still unread, and an array that cannot be written leaves it
+// unread. Followed by another request, it refuses and leaves the message
+// unread, since the array could go out only after that request has run.
+func TestReceiveInBatch(t *testing.T) {
+	const init2503 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
+	const receiveThenPing = `[` + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{}}}` +
+		`,{"jsonrpc":"2.0","id":2,"method":"ping"}]` + "\n"
+	const pingThenReceive = `[{"jsonrpc":"2.0","id":2,"method":"ping"},` +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{}}}]` + "\n"
+	for _, tt := range []struct {
+		name       string
+		batch      string
+		failWrite  bool
+		wantText   string
+		wantUnread int
+	}{
+		{"last", pingThenReceive, false, `"text":"From: bob\nID: `, 0},
+		{"last, array not written", pingThenReceive, true, "", 1},
+		{"followed by another request", receiveThenPing, false, `"text":"receive must be the last request of its batch`, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, store := mailForAlice(t)
+			w := &answerWriter{check: func(line string) error {
+				if !strings.HasPrefix(line, "[") {
+					return nil
+				}
+				// receive holds the mailbox's lock meanwhile: read the file.
+				data, err := os.ReadFile(store.MailboxPath("alice"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(data, []byte(`"read_flag":false`)) {
+					t.Errorf("the message was marked read before the array was written:\n%s", data)
+				}
+				if tt.failWrite {
+					return errors.New("broken pipe")
+				}
+				return nil
+			}}
+			if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(init2503+tt.batch), w); err != nil {
+				t.Fatal(err)
+			}
+			if out := w.out.String(); !strings.Contains(out, tt.wantText) {
+				t.Errorf("output lacks %s:\n%s", tt.wantText, out)
+			}
+			if n := unread(t, store); n != tt.wantUnread {
+				t.Errorf("%d unread after the batch, want %d", n, tt.wantUnread)
+			}
+		})
+	}
+}

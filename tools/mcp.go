@@ -84,7 +84,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 // quick reports whether a message only reads or sets the server's own state,
 // never touching tmux or the mailbox, so that it may be handled without a
 // handoff between goroutines: notifications, which need no action here (see
-// handle), and the requests below. A handshake (initialize, initialized,
+// dispatch), and the requests below. A handshake (initialize, initialized,
 // tools/list) is then answered by one goroutine.
 func quick(req *jsonrpc.Request) bool {
 	if req.IsNotification() {
@@ -122,7 +122,19 @@ func legacyMethod(name string) (method, bool) {
 	return method{}, false
 }
 
+// handle is the connection's Handler.
 func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	result, err := s.dispatch(ctx, req)
+	// Every error answer is logged, as the connection logs the messages
+	// it refuses itself; one to a cancelled request is never sent.
+	if err != nil && ctx.Err() == nil {
+		s.logf("%s: %v", req.Method, err)
+	}
+	return result, err
+}
+
+// dispatch answers a request by its era and method.
+func (s *Server) dispatch(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.IsNotification() {
 		// notifications/initialized needs no action: requests are served
 		// as soon as initialize has been answered. notifications/cancelled
@@ -395,6 +407,7 @@ func (s *Server) runTool(ctx context.Context, p *params, modern bool) (toolResul
 	}
 	args, err := t.arguments(members)
 	if err != nil {
+		s.logf("%s: %v", t.Name, err)
 		return toolError(err), nil
 	}
 	text, structured, err := t.call(s.svc, ctx, args, replier{s, ctx, modern})

@@ -197,9 +197,6 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	if recipient == "" {
 		return mailbox.Message{}, errors.New("no recipient given")
 	}
-	if err := mailbox.ValidName(recipient); err != nil {
-		return mailbox.Message{}, fmt.Errorf("invalid recipient: %w", err)
-	}
 	st, err := s.store()
 	if err != nil {
 		return mailbox.Message{}, err
@@ -218,7 +215,11 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 			others = append(others, r.Name)
 		}
 	}
+	// Only valid names are recipients, so no other name reaches the store.
 	if !slices.Contains(others, recipient) {
+		if err := mailbox.ValidName(recipient); err != nil && windowsNamed(sess, recipient) > 0 {
+			return mailbox.Message{}, fmt.Errorf("invalid recipient: %w", err)
+		}
 		if hint := closest(recipient, others); hint != "" {
 			return mailbox.Message{}, fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
 		}

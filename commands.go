@@ -195,20 +195,17 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		if svc.Store != nil {
 			svc.Store.Warnf = nil
 		}
+		svc.LockWait = hookWait
 		ctx, cancel := context.WithTimeout(ctx, hookWait)
 		defer cancel()
 		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n"}
-		m, err := svc.Receive(ctx, out.deliver)
-		if werr := out.wait(); err != nil || werr != nil || m == nil {
+		if m, err := out.receive(ctx, svc); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
 	}
-	out := &messageWriter{w: e.stdout}
-	m, err := svc.Receive(ctx, out.deliver)
-	if werr := out.wait(); err == nil {
-		err = werr
-	}
+	out := &messageWriter{w: e.stdout, warn: e.stderr}
+	m, err := out.receive(ctx, svc)
 	if err != nil {
 		return err
 	}
@@ -220,24 +217,56 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 
 // deliverWait bounds how long receive keeps a mailbox locked while it
 // writes a message out. A write that fails within it leaves the message
-// unread; one still going after it (a pipe whose reader does not read)
-// counts as delivered, and is finished after the lock is released, so that
-// senders and the mailman are not held up by a reader.
+// unread. One still going after it (a pipe whose reader does not read)
+// goes on with the lock let go and the message unread, so that senders and
+// the mailman are not held up by a reader; once it is done, the message is
+// marked read. If another receive delivers it meanwhile, it is delivered
+// twice, never lost.
 const deliverWait = time.Second
+
+// errStillWriting is deliver's error for a write still going after
+// deliverWait: the message stays unread for now.
+var errStillWriting = errors.New("the message is still being written")
 
 // messageWriter writes the message that receive delivers: prefix, the
 // message's text and a newline, in one write.
 type messageWriter struct {
 	w      io.Writer
 	prefix string
+	warn   io.Writer // for a warning about a late marking; nil: say nothing
 
-	done chan struct{} // closed when the write has returned
-	err  error         // the write's error, once done is closed
+	m    mailbox.Message // the message being written
+	done chan struct{}   // closed when the write has returned
+	err  error           // the write's error, once done is closed
+}
+
+// receive receives the caller's oldest unread message, writes it and
+// returns it, or nil when there is none. The message is marked read only
+// once it is written.
+func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service) (*mailbox.Message, error) {
+	m, err := svc.Receive(ctx, mw.deliver)
+	if !errors.Is(err, errStillWriting) {
+		if werr := mw.wait(); err == nil {
+			err = werr
+		}
+		return m, err
+	}
+	// The lock is let go: mark the message read once it is written. Its
+	// wait starts now, not with ctx's, which may have run out meanwhile.
+	if err := mw.wait(); err != nil {
+		return nil, err
+	}
+	m = &mw.m
+	if _, err := svc.MarkRead(context.WithoutCancel(ctx), m); err != nil && mw.warn != nil {
+		fmt.Fprintf(mw.warn, "warning: the message was written but could not be marked read, so it will come again: %v\n", err)
+	}
+	return m, nil
 }
 
 // deliver is the deliver function of Store.ReceiveContext: it starts the
 // write and waits for it for at most deliverWait.
 func (mw *messageWriter) deliver(m *mailbox.Message) error {
+	mw.m = *m
 	mw.done = make(chan struct{})
 	go func() {
 		defer close(mw.done)
@@ -249,7 +278,7 @@ func (mw *messageWriter) deliver(m *mailbox.Message) error {
 	case <-mw.done:
 		return mw.err
 	case <-t.C:
-		return nil
+		return errStillWriting
 	}
 }
 

@@ -360,6 +360,43 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 	return found, nil
 }
 
+// MarkReadContext marks the unread message with this id in name's mailbox
+// read, under the mailbox's lock, which it waits for until ctx is done. It
+// is for a message that a deliver function of ReceiveContext hands on
+// after the lock is let go: deliver fails, so the message stays unread
+// meanwhile, and once it has been handed on the caller marks it read. It
+// reports whether it found the message unread: false, with a nil error,
+// when another receive has marked it read meanwhile (it was then delivered
+// twice) or it is gone.
+func (s *Store) MarkReadContext(ctx context.Context, name, id string) (bool, error) {
+	if err := ValidName(name); err != nil {
+		return false, err
+	}
+	f, fi, err := s.openMailbox(ctx, name, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	marked := false
+	_, err = scanLines(f.File, 0, fi.Size(), func(line []byte, at int64) (bool, error) {
+		kind, m, flagOff, _ := classifyLine(line[:len(line)-1])
+		if kind != lineUnread || m.ID != id {
+			return false, nil
+		}
+		if _, err := f.WriteAt(flipTrue, at+int64(flagOff)); err != nil {
+			return true, err
+		}
+		marked = true
+		return true, nil
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return marked, err
+}
+
 // Unread counts the unread messages of name's mailbox (0 when it has none).
 // It holds a shared lock, starts at the read cursor like Receive does, and
 // writes nothing; malformed lines are not counted and not reported, and

@@ -389,3 +389,40 @@ func TestContextLockWait(t *testing.T) {
 		t.Fatal("the abandoned attempts kept the lock")
 	}
 }
+
+// MarkReadContext marks the unread message with the given id read, and
+// only it; a message already read, an unknown id and a missing mailbox
+// report false and change nothing.
+func TestMarkReadContext(t *testing.T) {
+	s, w := newStore(t)
+	ctx := context.Background()
+	if ok, err := s.MarkReadContext(ctx, "bob", "no-such-id"); ok || err != nil {
+		t.Fatalf("without a mailbox: MarkReadContext = %v, %v; want false, nil", ok, err)
+	}
+	first := mustAppend(t, s, "alice", "bob", "first")
+	second := mustAppend(t, s, "alice", "bob", "second")
+	handOnLater := errors.New("handed on later")
+	if _, err := s.ReceiveContext(ctx, "bob", func(*Message) error { return handOnLater }); !errors.Is(err, handOnLater) {
+		t.Fatalf("ReceiveContext = %v, want the deliver error", err)
+	}
+	if ok, err := s.MarkReadContext(ctx, "bob", second.ID); !ok || err != nil {
+		t.Fatalf("MarkReadContext(second) = %v, %v; want true, nil", ok, err)
+	}
+	for _, id := range []string{second.ID, "no-such-id"} {
+		if ok, err := s.MarkReadContext(ctx, "bob", id); ok || err != nil {
+			t.Errorf("MarkReadContext(%s) = %v, %v; want false, nil", id, ok, err)
+		}
+	}
+	if m := mustReceive(t, s, "bob"); m == nil || m.ID != first.ID {
+		t.Fatalf("Receive = %v, want the first message", m)
+	}
+	if m, err := s.Receive("bob"); m != nil || err != nil {
+		t.Errorf("Receive = %v, %v; want nothing: the second was marked read", m, err)
+	}
+	if _, err := s.MarkReadContext(ctx, "../bob", first.ID); err == nil {
+		t.Error("MarkReadContext with an invalid name succeeded")
+	}
+	if got := w.take(); len(got) != 0 {
+		t.Errorf("warnings: %q", got)
+	}
+}

@@ -255,6 +255,25 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 	return m, s.lockError(err)
 }
 
+// MarkRead marks m, a message Receive gave to a deliver function that
+// failed while still handing it on, read in the caller's mailbox once it
+// has been handed on. It reports whether m was still unread there (see
+// mailbox.Store.MarkReadContext).
+func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) (bool, error) {
+	sess, err := s.agent(ctx)
+	if err != nil {
+		return false, err
+	}
+	st, err := s.store()
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
+	marked, err := st.MarkReadContext(ctx, sess.Self.Name, m.ID)
+	return marked, s.lockError(err)
+}
+
 // SetStatus records the caller's status (ready, work or offline) and its
 // pane id, which the mailman uses to ring the right pane.
 func (s *Service) SetStatus(ctx context.Context, status string) error {

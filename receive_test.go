@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"agentmail/mailbox"
+	"agentmail/tmux"
+	"agentmail/tools"
+)
+
+// aloneIn is a tmux session of one window, the caller's.
+type aloneIn string
+
+func (a aloneIn) Session(context.Context) (*tmux.Session, error) {
+	w := tmux.Window{ID: "@1", Name: string(a), Pane: "%1"}
+	return &tmux.Session{Self: w, Windows: []tmux.Window{w}}, nil
+}
+
+// gatedWriter blocks every Write until release is closed, saying on
+// entered that one has begun, and then fails with err or keeps the bytes.
+type gatedWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	err     error
+	got     bytes.Buffer
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	<-w.release
+	if w.err != nil {
+		return 0, w.err
+	}
+	return w.got.Write(p)
+}
+
+// A receive whose write is still going after deliverWait lets go of the
+// mailbox with the message unread, and marks it read only once the write
+// is done: a write that then fails leaves it unread, and one that another
+// receive beat to it was delivered twice, never lost.
+func TestReceiveSlowWrite(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		writeErr  error
+		meanwhile bool // another receive takes the message while the write waits
+		wantErr   bool
+	}{
+		{name: "written"},
+		{name: "write fails", writeErr: errors.New("reader gone"), wantErr: true},
+		{name: "received meanwhile", meanwhile: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store := mailbox.New(t.TempDir())
+			if _, err := store.Append("bob", "alice", "hello"); err != nil {
+				t.Fatal(err)
+			}
+			svc := &tools.Service{Store: store, Term: aloneIn("alice")}
+			w := &gatedWriter{entered: make(chan struct{}, 1), release: make(chan struct{}), err: tt.writeErr}
+			var warn bytes.Buffer
+			mw := &messageWriter{w: w, warn: &warn}
+			type result struct {
+				m   *mailbox.Message
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				m, err := mw.receive(context.Background(), svc)
+				done <- result{m, err}
+			}()
+			<-w.entered
+			// Unread takes the mailbox's lock: it answers once the receive
+			// has let go of it, after deliverWait.
+			start := time.Now()
+			if n, err := store.Unread("alice"); err != nil || n != 1 {
+				t.Fatalf("while the write waits: Unread = %d, %v; want 1", n, err)
+			}
+			if d := time.Since(start); d > deliverWait+5*time.Second {
+				t.Errorf("the mailbox stayed locked for %v", d)
+			}
+			if tt.meanwhile {
+				if m, err := store.Receive("alice"); err != nil || m == nil {
+					t.Fatalf("the other receive got %v, %v; want the message", m, err)
+				}
+			}
+			close(w.release)
+			r := <-done
+			if (r.err != nil) != tt.wantErr {
+				t.Fatalf("receive = %v, %v; want an error: %v", r.m, r.err, tt.wantErr)
+			}
+			wantUnread := 0
+			if tt.wantErr {
+				wantUnread = 1
+			} else if r.m == nil || r.m.Message != "hello" || w.got.String() != tools.ReceivedText(r.m)+"\n" {
+				t.Errorf("receive = %v, wrote %q; want the message", r.m, w.got.String())
+			}
+			if n, err := store.Unread("alice"); err != nil || n != wantUnread {
+				t.Errorf("after the write: Unread = %d, %v; want %d", n, err, wantUnread)
+			}
+			if warn.Len() != 0 {
+				t.Errorf("warned %q", warn.String())
+			}
+		})
+	}
+}

@@ -193,10 +193,15 @@ func oneLine(s string) string {
 }
 
 // parseArgs parses flags that may come before or after positional
-// arguments; "--" ends the flags. Unknown flags and missing values are
-// usage errors; -h and --help return flag.ErrHelp.
+// arguments; "--" ends the flags. Unknown flags, missing values and a flag
+// given twice (under either of its names) are usage errors, since the
+// first value would otherwise be dropped without a word; -h and --help
+// return flag.ErrHelp.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	// Two names of one variable (-r and --recipient) hold the same pointer
+	// in their flag.Value, so they compare equal here.
+	set := map[flag.Value]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -232,6 +237,10 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			i++
 			value = args[i]
 		}
+		if set[f.Value] {
+			return nil, usagef("flag given twice: %s", a)
+		}
+		set[f.Value] = true
 		if err := fs.Set(name, value); err != nil {
 			return nil, usagef("invalid value %q for flag -%s: %v", value, name, err)
 		}

@@ -85,6 +85,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -526,11 +527,12 @@ func (m *Mailman) markNotified(name string, updated, t time.Time) error {
 
 func quote(name string) string { return strconv.Quote(name) }
 
-// windowsNamed counts the windows among panes named exactly name.
+// windowsNamed counts the windows among panes named name, but for letter
+// case: on a case-insensitive file system such names share one mailbox.
 func windowsNamed(panes []tmux.Pane, name string) int {
 	var seen []string
 	for _, p := range panes {
-		if p.WindowName == name && !slices.Contains(seen, p.Window) {
+		if strings.EqualFold(p.WindowName, name) && !slices.Contains(seen, p.Window) {
 			seen = append(seen, p.Window)
 		}
 	}

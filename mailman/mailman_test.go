@@ -550,6 +550,26 @@ func TestSharedNameNotRung(t *testing.T) {
 	}
 }
 
+// TestSharedNameButForCaseNotRung puts windows bob and Bob among the panes:
+// on a case-insensitive file system they share one mailbox, so neither is
+// rung.
+func TestSharedNameButForCaseNotRung(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.term.window("Bob", "%2")
+	fx.status("bob", "ready", "%1")
+	fx.mail("bob")
+	fx.pass()
+	fx.wantRings(nil)
+	if n := fx.log.count(`not ringing "bob": 2 windows have that name`); n != 1 {
+		t.Errorf("%d log lines saying bob is not rung, want 1; log:\n%s", n, fx.log)
+	}
+	fx.term.close("%2")
+	fx.clock.advance(time.Minute)
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+}
+
 // TestWaitAfterStopStartsNothing checks that a store call is not started
 // once the pass is stopped: it could hold a goroutine waiting for a lock
 // long after the mailman stopped.

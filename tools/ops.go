@@ -123,7 +123,7 @@ func (s *Service) agent(ctx context.Context) (*tmux.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := windowsNamed(sess, sess.Self.Name)
+	n, otherCase := windowsNamed(sess, sess.Self.Name)
 	if n < 2 {
 		return sess, nil
 	}
@@ -136,20 +136,18 @@ func (s *Service) agent(ctx context.Context) (*tmux.Session, error) {
 			return sess, nil
 		}
 	}
-	return nil, &SharedNameError{Name: sess.Self.Name, Windows: n, Own: true}
+	return nil, &SharedNameError{Name: sess.Self.Name, Windows: n, Own: true, Case: otherCase}
 }
 
 // SharedNameError is the error for a name that several windows of the
-// caller's session have. A window name is an agent's address and names its
-// mailbox, so such windows would read each other's mail: the agent of each
-// can neither send, receive nor list the recipients, and the name cannot
-// be sent to, until all but one of the windows are renamed. Setting a
-// status stays allowed, so that hooks keep working; the mailman rings
-// none of these windows (see package mailman).
+// session have: the agents in them would share one mailbox. Names that
+// differ only in case count as one, since a case-insensitive file system
+// (macOS's, by default) gives them one mailbox file.
 type SharedNameError struct {
 	Name    string
 	Windows int  // how many windows of the session have the name
 	Own     bool // the caller's own window is one of them
+	Case    bool // some of them spell it in other letter case
 }
 
 func (e *SharedNameError) Error() string {
@@ -158,21 +156,29 @@ func (e *SharedNameError) Error() string {
 		what, rename = fmt.Sprintf("%d other windows", e.Windows-1), "rename all but one of them"
 	}
 	rename += " (tmux rename-window) so that each agent has an address of its own"
-	if e.Own {
+	switch {
+	case e.Own && e.Case:
+		return fmt.Sprintf("your window name %q is also the name of %s of this session, but for letter case, "+
+			"and on a case-insensitive file system the two share one mailbox: %s", e.Name, what, rename)
+	case e.Own:
 		return fmt.Sprintf("your window name %q is also the name of %s of this session: %s", e.Name, what, rename)
+	case e.Case:
+		return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name, but for letter case, "+
+			"and on a case-insensitive file system they share one mailbox; %s", e.Name, e.Windows, rename)
 	}
 	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; %s", e.Name, e.Windows, rename)
 }
 
-// windowsNamed counts the windows of sess named exactly name.
-func windowsNamed(sess *tmux.Session, name string) int {
-	n := 0
+// windowsNamed counts the windows of sess named name, but for letter case,
+// and reports whether any of them spells it otherwise.
+func windowsNamed(sess *tmux.Session, name string) (n int, otherCase bool) {
 	for _, w := range sess.Windows {
-		if w.Name == name {
+		if strings.EqualFold(w.Name, name) {
 			n++
+			otherCase = otherCase || w.Name != name
 		}
 	}
-	return n
+	return n, otherCase
 }
 
 // Send stores message for recipient and returns the stored message.
@@ -217,7 +223,7 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	// Only valid names are recipients, so no other name reaches the store.
 	if !slices.Contains(others, recipient) {
-		if err := mailbox.ValidName(recipient); err != nil && windowsNamed(sess, recipient) > 0 {
+		if err := mailbox.ValidName(recipient); err != nil && slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return w.Name == recipient }) {
 			return mailbox.Message{}, fmt.Errorf("invalid recipient: %w", err)
 		}
 		if hint := closest(recipient, others); hint != "" {
@@ -225,8 +231,8 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 		}
 		return mailbox.Message{}, ErrRecipientNotFound
 	}
-	if n := windowsNamed(sess, recipient); n > 1 {
-		return mailbox.Message{}, &SharedNameError{Name: recipient, Windows: n}
+	if n, otherCase := windowsNamed(sess, recipient); n > 1 {
+		return mailbox.Message{}, &SharedNameError{Name: recipient, Windows: n, Case: otherCase}
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()

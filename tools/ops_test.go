@@ -140,6 +140,33 @@ func TestSharedOtherName(t *testing.T) {
 	}
 }
 
+// TestSharedNameButForCase puts windows bob and Bob beside alice: on a
+// case-insensitive file system their mailboxes are one file, so a send to
+// either fails without storing anything, and so does a receive in either.
+func TestSharedNameButForCase(t *testing.T) {
+	root := t.TempDir()
+	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob"), window(2, "Bob")}}
+	svc := &tools.Service{Store: mailbox.New(root), Term: term}
+	ctx := context.Background()
+	for _, name := range []string{"bob", "Bob"} {
+		_, err := svc.Send(ctx, name, "hello")
+		var shared *tools.SharedNameError
+		if !errors.As(err, &shared) || shared.Own || shared.Name != name || shared.Windows != 2 || !shared.Case {
+			t.Fatalf("Send to %s = %v, want a SharedNameError in other letter case", name, err)
+		}
+		if want := `recipient "` + name + `" is ambiguous: 2 windows of this session have that name, but for letter case, and on a case-insensitive file system they share one mailbox; rename one of them`; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Send to %s = %q, want it to start with %q", name, err, want)
+		}
+	}
+	wantNothingWritten(t, root)
+
+	term.Self = window(2, "Bob")
+	_, err := svc.Receive(ctx, nil)
+	if want := `your window name "Bob" is also the name of another window of this session, but for letter case, and on a case-insensitive file system the two share one mailbox: rename one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Receive in Bob = %v, want it to start with %q", err, want)
+	}
+}
+
 // wantNothingWritten checks that nothing was created under root.
 func wantNothingWritten(t *testing.T, root string) {
 	t.Helper()

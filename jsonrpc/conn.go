@@ -542,6 +542,7 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 			c.forget(e)
 		}
 		c.mu.Unlock()
+		c.logf("jsonrpc: %s", errNoBatch.Message)
 		c.out.Reset()
 		c.appendError(nil, errNoBatch)
 		c.writeOut()

@@ -349,6 +349,16 @@ func TestServeBatch(t *testing.T) {
 	}
 }
 
+// A refused batch is logged, as every message the connection refuses.
+func TestServeRefusedBatchLogged(t *testing.T) {
+	var l logs
+	got := serve(t, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, testHandler, jsonrpc.Options{Logf: l.Logf})
+	checkLines(t, got, []string{noBatch})
+	if !l.contains("JSON-RPC batching is not supported") {
+		t.Errorf("logs = %q, want the refusal", l.lines)
+	}
+}
+
 func TestServeBatchAskedInOrder(t *testing.T) {
 	// Options.Batch must see the state left by the requests before the array,
 	// as an MCP server does when initialize picks a version allowing batches.

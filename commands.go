@@ -198,13 +198,13 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		svc.LockWait = hookWait
 		ctx, cancel := context.WithTimeout(ctx, hookWait)
 		defer cancel()
-		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n"}
+		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait}
 		if m, err := out.receive(ctx, svc); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
 	}
-	out := &messageWriter{w: e.stdout, warn: e.stderr}
+	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait}
 	m, err := out.receive(ctx, svc)
 	if err != nil {
 		return err
@@ -234,6 +234,8 @@ type messageWriter struct {
 	w      io.Writer
 	prefix string
 	warn   io.Writer // for a warning about a late marking; nil: say nothing
+	// markWait bounds a late marking, tmux's answer and the lock included.
+	markWait time.Duration
 
 	m    mailbox.Message // the message being written
 	done chan struct{}   // closed when the write has returned
@@ -257,7 +259,9 @@ func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service) (*mail
 		return nil, err
 	}
 	m = &mw.m
-	if _, err := svc.MarkRead(context.WithoutCancel(ctx), m); err != nil && mw.warn != nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mw.markWait)
+	defer cancel()
+	if _, err := svc.MarkRead(ctx, m); err != nil && mw.warn != nil {
 		fmt.Fprintf(mw.warn, "warning: the message was written but could not be marked read, so it will come again: %v\n", err)
 	}
 	return m, nil

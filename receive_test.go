@@ -62,7 +62,7 @@ func TestReceiveSlowWrite(t *testing.T) {
 			svc := &tools.Service{Store: store, Term: aloneIn("alice")}
 			w := &gatedWriter{entered: make(chan struct{}, 1), release: make(chan struct{}), err: tt.writeErr}
 			var warn bytes.Buffer
-			mw := &messageWriter{w: w, warn: &warn}
+			mw := &messageWriter{w: w, warn: &warn, markWait: tools.DefaultLockWait}
 			type result struct {
 				m   *mailbox.Message
 				err error

@@ -445,6 +445,10 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 		r.OfflineRecipients+r.StaleRecipients, r.OfflineRecipients, r.StaleRecipients)
 	fmt.Fprintf(e.stdout, "  Messages %s: %d\n", verb, r.Messages)
 	fmt.Fprintf(e.stdout, "  Mailboxes %s: %d\n", verb, r.Mailboxes)
+	// A line the earlier tool never printed, so only when there is news.
+	if r.TempFiles > 0 {
+		fmt.Fprintf(e.stdout, "  Temporary files left by a crash %s: %d\n", verb, r.TempFiles)
+	}
 	return err
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -41,12 +43,21 @@ type CleanupReport struct {
 	// Skipped counts the files left untouched because another process
 	// held their lock for longer than CleanupOptions.LockWait.
 	Skipped int
+	// TempFiles counts the temporary files of rewrites cut short by a
+	// crash that were removed (see leftoverAge).
+	TempFiles int
 }
+
+// leftoverAge is the age from which a temporary file of a rewrite counts
+// as left by a crash: a rewrite holds one for milliseconds, and the file
+// it was to replace is then intact.
+const leftoverAge = time.Hour
 
 // Cleanup removes state entries of windows that are gone (when
 // opt.Windows is known) or that were not updated within opt.StaleAfter,
-// read messages with a created_at older than opt.DeliveredAfter, and
-// mailboxes left without any line. Unread messages, messages without
+// read messages with a created_at older than opt.DeliveredAfter,
+// mailboxes left without any line, and the temporary files of rewrites
+// that a crash cut short, once they are leftoverAge old. Unread messages, messages without
 // created_at and malformed or torn lines are always kept.
 //
 // Each file is planned and changed under its own lock, by the same code in
@@ -154,7 +165,51 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 			rep.Mailboxes++
 		}
 	}
+
+	n, err := s.removeLeftovers(now.Add(-leftoverAge), opt.DryRun)
+	rep.TempFiles = n
+	if err != nil {
+		errs = append(errs, err)
+	}
 	return rep, errors.Join(errs...)
+}
+
+// removeLeftovers removes the temporary files of rewrites (see
+// writeFileAtomic) last changed before the given time, and returns how
+// many it removed, or would remove in a dry run.
+func (s *Store) removeLeftovers(before time.Time, dryRun bool) (int, error) {
+	n := 0
+	var errs []error
+	for _, dir := range []string{s.Dir(), s.MailboxDir()} {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cleaning %s: %w", dir, err))
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !info.ModTime().Before(before) {
+				continue // gone meanwhile, or a rewrite may be using it
+			}
+			if !dryRun {
+				path := filepath.Join(dir, e.Name())
+				if err := os.Remove(path); err != nil {
+					if !errors.Is(err, fs.ErrNotExist) {
+						errs = append(errs, fmt.Errorf("cleaning %s: %w", path, err))
+					}
+					continue
+				}
+			}
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // cleanMailbox removes the read messages of name's mailbox created before

@@ -304,3 +304,50 @@ func TestCleanupKeepsGoingWithoutRemovingACursor(t *testing.T) {
 		t.Error("bob's mailbox was not cleaned")
 	}
 }
+
+// TestCleanupRemovesLeftoverTempFiles checks that cleanup removes the
+// temporary files of rewrites that a crash left an hour ago or more, and
+// keeps a newer one, which a rewrite may still be using, and a directory
+// that only looks like one; a dry run counts the same and removes nothing.
+func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
+	s := cleanupFixture(t)
+	for path, age := range map[string]time.Duration{
+		filepath.Join(s.Dir(), ".tmp-states"):          61 * time.Minute,
+		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):  3 * time.Hour,
+		filepath.Join(s.MailboxDir(), ".tmp-fresh"):    10 * time.Minute,
+		filepath.Join(s.MailboxDir(), ".tmp-dir", "x"): 3 * time.Hour,
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, filepath.Dir(path)} {
+			if err := os.Chtimes(p, cleanupNow.Add(-age), cleanupNow.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}}
+	for _, dry := range []bool{true, false} {
+		opt.DryRun = dry
+		got, err := s.Cleanup(opt)
+		if err != nil || got.TempFiles != 2 {
+			t.Fatalf("dry run %v: %+v, %v; want 2 temporary files", dry, got, err)
+		}
+	}
+	for path, wantKept := range map[string]bool{
+		filepath.Join(s.Dir(), ".tmp-states"):          false,
+		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):  false,
+		filepath.Join(s.MailboxDir(), ".tmp-fresh"):    true,
+		filepath.Join(s.MailboxDir(), ".tmp-dir", "x"): true,
+	} {
+		if _, err := os.Stat(path); (err == nil) != wantKept {
+			t.Errorf("%s: kept = %v, want %v", path, err == nil, wantKept)
+		}
+	}
+	if got, err := s.Cleanup(opt); err != nil || got.TempFiles != 0 {
+		t.Errorf("second run: %+v, %v; want no temporary files", got, err)
+	}
+}

@@ -543,12 +543,15 @@ func (s *Store) Ignored() (map[string]bool, error) {
 	return set, nil
 }
 
+// tempPrefix starts the names of the temporary files of writeFileAtomic.
+const tempPrefix = ".tmp-"
+
 // writeFileAtomic replaces target with data through a synced temporary file
 // in target's directory and a rename, then syncs the directory. A crash
 // leaves either the old or the new content.
 func writeFileAtomic(target string, data []byte) (err error) {
 	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err
 	}

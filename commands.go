@@ -149,10 +149,14 @@ func readMessage(r io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// isTerminal reports whether r is a terminal (a character device that is
-// not /dev/null, which scripts use to mean "no input").
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether stream, standard input or an output, is a
+// terminal: a character device that is not /dev/null, which scripts use to
+// mean "no input" or "no output".
+func isTerminal(stream any) bool {
+	if o, ok := stream.(*outputWriter); ok {
+		stream = o.w
+	}
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}
@@ -198,13 +202,13 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		svc.LockWait = hookWait
 		ctx, cancel := context.WithTimeout(ctx, hookWait)
 		defer cancel()
-		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait}
+		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait, visible: isTerminal(e.stderr)}
 		if m, err := out.receive(ctx, svc); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
 	}
-	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait}
+	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
 	m, err := out.receive(ctx, svc)
 	if err != nil {
 		return err
@@ -236,6 +240,9 @@ type messageWriter struct {
 	warn   io.Writer // for a warning about a late marking; nil: say nothing
 	// markWait bounds a late marking, tmux's answer and the lock included.
 	markWait time.Duration
+	// visible makes control characters visible (see visibleControls), for
+	// a message written to a terminal.
+	visible bool
 
 	m    mailbox.Message // the message being written
 	done chan struct{}   // closed when the write has returned
@@ -274,7 +281,11 @@ func (mw *messageWriter) deliver(m *mailbox.Message) error {
 	mw.done = make(chan struct{})
 	go func() {
 		defer close(mw.done)
-		_, mw.err = io.WriteString(mw.w, mw.prefix+tools.ReceivedText(m)+"\n")
+		text := mw.prefix + tools.ReceivedText(m) + "\n"
+		if mw.visible {
+			text = visibleControls(text)
+		}
+		_, mw.err = io.WriteString(mw.w, text)
 	}()
 	t := time.NewTimer(deliverWait)
 	defer t.Stop()
@@ -293,6 +304,32 @@ func (mw *messageWriter) wait() error {
 	}
 	<-mw.done
 	return mw.err
+}
+
+// visibleControls shows the control characters of s other than newline
+// and tab, which a terminal would act on, as cat -v does: ESC as ^[, CR as
+// ^M, DEL as ^?, and those of U+0080 to U+009F as M-^[ and the like. A
+// message from another agent then cannot move the cursor, recolour or
+// retitle the terminal, write to the clipboard or hide its own text.
+func visibleControls(s string) string {
+	isControl := func(r rune) bool { return r != '\n' && r != '\t' && (r < 0x20 || r >= 0x7f && r <= 0x9f) }
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r >= 0x80:
+			b.WriteString("M-^")
+			b.WriteRune(r - 0x80 ^ 0x40)
+		default:
+			b.WriteByte('^')
+			b.WriteRune(r ^ 0x40)
+		}
+	}
+	return b.String()
 }
 
 // hookWait bounds how long receive --hook waits for tmux and for a mailbox

@@ -107,3 +107,16 @@ func TestReceiveSlowWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestVisibleControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode\n\tand a tab": "plain text, ünïcode\n\tand a tab",
+		"\x1b[31mred\x1b]0;title\x07":      "^[[31mred^[]0;title^G",
+		"over\rwrite\x00\x7f":              "over^Mwrite^@^?",
+		"c1 \u009b2J \u0085":               "c1 M-^[2J M-^E",
+	} {
+		if got := visibleControls(in); got != want {
+			t.Errorf("visibleControls(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"agentmail/mailbox"
 	"agentmail/tmux"
@@ -41,17 +45,20 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 // A receive whose write is still going after deliverWait lets go of the
 // mailbox with the message unread, and marks it read only once the write
 // is done: a write that then fails leaves it unread, and one that another
-// receive beat to it was delivered twice, never lost.
+// receive beat to it was delivered twice, never lost. One it cannot mark
+// read in time stays unread, with a warning that it will come again.
 func TestReceiveSlowWrite(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		writeErr  error
 		meanwhile bool // another receive takes the message while the write waits
+		held      bool // another process holds the mailbox's lock when the write is done
 		wantErr   bool
 	}{
 		{name: "written"},
 		{name: "write fails", writeErr: errors.New("reader gone"), wantErr: true},
 		{name: "received meanwhile", meanwhile: true},
+		{name: "mailbox held at the marking", held: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -63,6 +70,9 @@ func TestReceiveSlowWrite(t *testing.T) {
 			w := &gatedWriter{entered: make(chan struct{}, 1), release: make(chan struct{}), err: tt.writeErr}
 			var warn bytes.Buffer
 			mw := &messageWriter{w: w, warn: &warn, markWait: tools.DefaultLockWait}
+			if tt.held {
+				mw.markWait = 100 * time.Millisecond
+			}
 			type result struct {
 				m   *mailbox.Message
 				err error
@@ -87,8 +97,25 @@ func TestReceiveSlowWrite(t *testing.T) {
 					t.Fatalf("the other receive got %v, %v; want the message", m, err)
 				}
 			}
+			var holder *lockedfile.File
+			if tt.held {
+				var err error
+				if holder, err = lockedfile.OpenFile(store.MailboxPath("alice"), os.O_RDWR, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
 			close(w.release)
 			r := <-done
+			if tt.held {
+				if want := "warning: the message was written but could not be marked read, so it will come again: "; !strings.HasPrefix(warn.String(), want) {
+					t.Errorf("warned %q, want %q", warn.String(), want)
+				}
+				holder.Close()
+				if n, err := store.Unread("alice"); err != nil || n != 1 {
+					t.Errorf("after a marking that gave up: Unread = %d, %v; want 1", n, err)
+				}
+				return
+			}
 			if (r.err != nil) != tt.wantErr {
 				t.Fatalf("receive = %v, %v; want an error: %v", r.m, r.err, tt.wantErr)
 			}

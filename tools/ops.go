@@ -156,17 +156,14 @@ func (e *SharedNameError) Error() string {
 		what, rename = fmt.Sprintf("%d other windows", e.Windows-1), "rename all but one of them"
 	}
 	rename += " (tmux rename-window) so that each agent has an address of its own"
-	switch {
-	case e.Own && e.Case:
-		return fmt.Sprintf("your window name %q is also the name of %s of this session, but for letter case, "+
-			"and on a case-insensitive file system the two share one mailbox: %s", e.Name, what, rename)
-	case e.Own:
-		return fmt.Sprintf("your window name %q is also the name of %s of this session: %s", e.Name, what, rename)
-	case e.Case:
-		return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name, but for letter case, "+
-			"and on a case-insensitive file system they share one mailbox; %s", e.Name, e.Windows, rename)
+	letterCase := ""
+	if e.Case {
+		letterCase = ", but for letter case, and on a case-insensitive file system they share one mailbox"
 	}
-	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name; %s", e.Name, e.Windows, rename)
+	if e.Own {
+		return fmt.Sprintf("your window name %q is also the name of %s of this session%s: %s", e.Name, what, letterCase, rename)
+	}
+	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name%s; %s", e.Name, e.Windows, letterCase, rename)
 }
 
 // windowsNamed counts the windows of sess named name, but for letter case,

@@ -162,7 +162,7 @@ func TestSharedNameButForCase(t *testing.T) {
 
 	term.Self = window(2, "Bob")
 	_, err := svc.Receive(ctx, nil)
-	if want := `your window name "Bob" is also the name of another window of this session, but for letter case, and on a case-insensitive file system the two share one mailbox: rename one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := `your window name "Bob" is also the name of another window of this session, but for letter case, and on a case-insensitive file system they share one mailbox: rename one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Receive in Bob = %v, want it to start with %q", err, want)
 	}
 }

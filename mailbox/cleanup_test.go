@@ -26,12 +26,20 @@ func msgLine(t *testing.T, id string, read bool, created time.Time) string {
 }
 
 func stateLineOf(name string, updated time.Time) string {
-	st := State{Recipient: name, Status: "ready", UpdatedAt: updated}
+	return stateLineWith(name, StatusReady, updated)
+}
+
+func stateLineWith(name, status string, updated time.Time) string {
+	st := State{Recipient: name, Status: status, UpdatedAt: updated}
 	b, _ := st.marshal()
 	return string(b) + "\n"
 }
 
+// liveWindows are the windows of cleanupFixture's tmux.
+var liveWindows = []string{"alice", "old", "bob", "busy", "away"}
+
 // cleanupFixture builds a root with offline and stale entries (one both),
+// old work and offline entries of live windows,
 // mailboxes that lose some messages, one that loses all of them, an empty
 // one, a blank one and one holding only a torn line.
 func cleanupFixture(t *testing.T) *Store {
@@ -45,6 +53,8 @@ func cleanupFixture(t *testing.T) *Store {
 		stateLineOf("gone1", recent) + // offline
 		stateLineOf("gone2", ancient) + // offline and stale: counted once, as offline
 		stateLineOf("old", ancient) + // stale
+		stateLineWith("busy", StatusWork, ancient) + // as old, but work: kept while its window may be there
+		stateLineWith("away", StatusOffline, ancient) + // as old, but offline: kept while its window may be there
 		`{"recipient":"broken"` + "\n" + // malformed: kept
 		stateLineOf("bob", cleanupNow.Add(-47*time.Hour)) // just inside 48h: kept
 	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
@@ -95,7 +105,7 @@ func snapshot(t *testing.T, root string) map[string]string {
 
 func TestCleanupDryRunEqualsRealRun(t *testing.T) {
 	s := cleanupFixture(t)
-	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}}
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows}
 	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
 
 	before := snapshot(t, s.Root)
@@ -146,7 +156,7 @@ func TestCleanupDryRunEqualsRealRun(t *testing.T) {
 			recips = append(recips, l)
 		}
 	}
-	if want := []string{"alice", `{"recipient":"broken"`, "bob"}; !reflect.DeepEqual(recips, want) {
+	if want := []string{"alice", "busy", "away", `{"recipient":"broken"`, "bob"}; !reflect.DeepEqual(recips, want) {
 		t.Errorf("states left: %q; want %q", recips, want)
 	}
 	if fi, err := os.Stat(s.MailboxPath("bob")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -173,7 +183,7 @@ func TestCleanupUnknownWindowsSkipsOffline(t *testing.T) {
 	}
 	// No windows at all (known, but none) makes every entry offline.
 	got, err = s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{}, DryRun: true})
-	if want := 5; err != nil || got.OfflineRecipients != want || got.StaleRecipients != 0 {
+	if want := 7; err != nil || got.OfflineRecipients != want || got.StaleRecipients != 0 {
 		t.Errorf("Cleanup with no windows = %+v, %v; want %d offline", got, err, want)
 	}
 }
@@ -229,7 +239,7 @@ func TestCleanupSkipsLockedFiles(t *testing.T) {
 			}
 			defer holder.Close()
 			before := readFile(t, path)
-			opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}, LockWait: 100 * time.Millisecond}
+			opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows, LockWait: 100 * time.Millisecond}
 			for _, dry := range []bool{true, false} {
 				opt.DryRun = dry
 				var got CleanupReport
@@ -291,7 +301,7 @@ func TestCleanupKeepsGoingWithoutRemovingACursor(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cur, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}})
+	got, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows})
 	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
 	if err != nil || got != want {
 		t.Errorf("Cleanup = %+v, %v; want %+v", got, err, want)
@@ -329,7 +339,7 @@ func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
 			}
 		}
 	}
-	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}}
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows}
 	for _, dry := range []bool{true, false} {
 		opt.DryRun = dry
 		got, err := s.Cleanup(opt)

@@ -219,7 +219,7 @@ func cleanupAsNobody(t *testing.T, root string) {
 func cleanupOf(s *Store, dry bool) cleanupOutcome {
 	w := &warnings{}
 	s.Warnf = w.warnf
-	rep, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}, DryRun: dry})
+	rep, err := s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows, DryRun: dry})
 	o := cleanupOutcome{Report: rep, Warnings: w.take()}
 	if err != nil {
 		o.Err = err.Error()

@@ -333,7 +333,7 @@ func TestCleanupDryRunReadOnly(t *testing.T) {
 	before := snapshot(t, s.Root)
 	readOnly(t, paths...)
 
-	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "old", "bob"}, DryRun: true}
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: liveWindows, DryRun: true}
 	want := CleanupReport{OfflineRecipients: 2, StaleRecipients: 1, Messages: 4, Mailboxes: 3}
 	if got, err := s.Cleanup(opt); err != nil || got != want {
 		t.Errorf("dry run on read-only files = %+v, %v; want %+v", got, err, want)

@@ -471,14 +471,14 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		case c.target == "" && !c.stated:
 			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")
 		case c.target == "":
-			m.logf("cannot ring %s: no window has that name; trying again in %v", quote(c.name), every)
+			m.report("window "+c.name, fmt.Sprintf("cannot ring %s: no window has that name; trying again every %v", quote(c.name), every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		case errs[i] != nil && ctx.Err() != nil && errors.Is(errs[i], ctx.Err()):
 			// The stop came before the ring started: nothing was typed,
 			// and nothing failed.
 		case errs[i] != nil:
-			m.logf("ringing %s in pane %s failed: %v; trying again in %v", quote(c.name), c.target, errs[i], every)
+			m.report("window "+c.name, fmt.Sprintf("ringing %s in pane %s failed: %v; trying again every %v", quote(c.name), c.target, errs[i], every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		default:
@@ -494,9 +494,18 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			// is stopping; storeWait bounds the wait.
 			// Its key is not that of reading the states: a record waits for
 			// recipients.lock as well, which a reading never takes.
-			err := m.wait(context.WithoutCancel(ctx), "record", func() error { return m.markNotified(c.name, c.updated, now) })
+			var ready, recorded bool
+			err := m.wait(context.WithoutCancel(ctx), "record", func() (err error) {
+				ready, recorded, err = m.markNotified(c.name, c.updated, now)
+				return err
+			})
 			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
+			}
+			if err != nil || ready && !recorded {
+				// The ring counts against the agent's minute all the
+				// same, also when the agent said ready again while it
+				// was rung. Work or offline end the wait, as always.
 				m.tried[c.name] = try{at: now, rang: true}
 			}
 		}
@@ -513,16 +522,18 @@ type try struct {
 
 // markNotified sets the notified_at of name's entry to t, unless the agent
 // has set its status since the pass read the entry (when its updated_at was
-// updated): an agent that went to work while it was rung had its notified_at
-// reset, and that stands even if it is ready again.
-func (m *Mailman) markNotified(name string, updated, t time.Time) error {
-	return m.Store.UpdateState(name, func(st *mailbox.State, exists bool) bool {
-		if !exists || st.Status != mailbox.StatusReady || !st.UpdatedAt.Equal(updated) {
-			return false
+// updated), so that a notified_at reset by work or offline stands. It
+// reports whether the entry says ready, and whether t was recorded.
+func (m *Mailman) markNotified(name string, updated, t time.Time) (ready, recorded bool, err error) {
+	err = m.Store.UpdateState(name, func(st *mailbox.State, exists bool) bool {
+		ready = exists && st.Status == mailbox.StatusReady
+		recorded = ready && st.UpdatedAt.Equal(updated)
+		if recorded {
+			st.NotifiedAt = t
 		}
-		st.NotifiedAt = t
-		return true
+		return recorded
 	})
+	return ready, recorded && err == nil, err
 }
 
 func quote(name string) string { return strconv.Quote(name) }

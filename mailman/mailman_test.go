@@ -156,8 +156,9 @@ func TestRingDoesNotOverwriteNewStatus(t *testing.T) {
 		t.Errorf("after a ring during which bob went to work: status %q, notified_at %v; want work and zero", st.Status, st.NotifiedAt)
 	}
 
-	// bob works and is ready again while the ring is being typed: his
-	// work reset the wait, so the mail still unread rings him at once.
+	// bob works and is ready again while the ring is being typed, all
+	// before the next pass: his notified_at stays as his work left it,
+	// but the ring counts against his minute all the same.
 	fx.status("bob", "ready", "%1")
 	fx.term.onType = func(string) {
 		fx.clock.advance(100 * time.Millisecond)
@@ -171,7 +172,53 @@ func TestRingDoesNotOverwriteNewStatus(t *testing.T) {
 		t.Errorf("after a ring during which bob worked and came back: notified_at %v, want zero", st.NotifiedAt)
 	}
 	fx.pass()
+	fx.wantRings(map[string]int{"%1": 2})
+	fx.clock.advance(time.Minute)
+	fx.pass()
 	fx.wantRings(map[string]int{"%1": 3})
+}
+
+// TestReadyTwiceDuringRing is an agent whose hooks say ready twice in a
+// row, the second time while it is being rung: the ring is not recorded in
+// its entry (its updated_at changed), but the pass that the second ready
+// starts does not ring it again; a minute later it does. A work status
+// seen by a pass ends that wait.
+func TestReadyTwiceDuringRing(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.status("bob", "ready", "%1")
+	fx.mail("bob")
+	fx.term.onType = func(string) {
+		fx.clock.advance(100 * time.Millisecond)
+		fx.status("bob", "ready", "%1")
+	}
+	fx.pass()
+	fx.term.onType = nil
+	for range 5 {
+		fx.clock.advance(10 * time.Second)
+		fx.pass()
+	}
+	fx.wantRings(map[string]int{"%1": 1})
+	fx.clock.advance(10 * time.Second)
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 2})
+
+	// Rung again, and the same race; then bob goes to work and is ready
+	// again, each seen by a pass: he is rung at once.
+	fx.term.onType = func(string) {
+		fx.clock.advance(100 * time.Millisecond)
+		fx.status("bob", "ready", "%1")
+	}
+	fx.clock.advance(time.Minute)
+	fx.pass()
+	fx.term.onType = nil
+	fx.wantRings(map[string]int{"%1": 3})
+	fx.status("bob", "work", "%1")
+	fx.pass()
+	fx.clock.advance(time.Second)
+	fx.status("bob", "ready", "%1")
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 4})
 }
 
 func TestStatelessAgent(t *testing.T) {
@@ -252,8 +299,11 @@ func TestFailingRingRetriedOnceAMinute(t *testing.T) {
 	if got := fx.term.tries("%2"); got != 2 {
 		t.Errorf("a minute later carol's pane was tried %d times, want 2", got)
 	}
-	if n := fx.log.count(`cannot ring "dave"`); n != 2 {
-		t.Errorf("a minute later dave's missing window was reported %d times, want 2", n)
+	if n := fx.log.count(`cannot ring "dave"`); n != 1 {
+		t.Errorf("a minute later dave's missing window was reported %d times, want still 1", n)
+	}
+	if n := fx.log.count(`ringing "bob" in pane %1 failed`); n != 1 {
+		t.Errorf("bob's failing ring was logged %d times in two tries, want 1; log:\n%s", n, fx.log)
 	}
 
 	// dave comes back in a new window and says so: he is rung at once.

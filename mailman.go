@@ -188,6 +188,10 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 	}()
 
 	log := &logger{w: e.stdout}
+	if report != nil {
+		// A daemon child: its standard output is the log (spawnMailman).
+		log.w = &daemonLog{path: filepath.Join(st.Dir(), mailman.LogFileName), f: os.Stdout}
+	}
 	// A damaged line is met again on every pass; it is logged once.
 	warned := map[string]bool{}
 	st.Warnf = func(format string, args ...any) {
@@ -260,6 +264,28 @@ func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
 	}
 	fmt.Fprintf(e.stdout, "Mailman started in background (PID: %d)\n", pid)
 	return nil
+}
+
+// daemonLog is a daemon's log: f, its standard output, while path still
+// names that file, and otherwise the file at path, opened anew (the
+// mailman puts .agentmail/ back when it is removed; without this its log
+// would go on into the removed file).
+type daemonLog struct {
+	path string
+	f    *os.File
+}
+
+func (l *daemonLog) Write(p []byte) (int, error) {
+	now, err := os.Lstat(l.path)
+	if was, werr := l.f.Stat(); err != nil || werr != nil || !os.SameFile(was, now) {
+		if f, _, err := mailbox.OpenRegular(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			if l.f != os.Stdout {
+				l.f.Close()
+			}
+			l.f = f
+		}
+	}
+	return l.f.Write(p)
 }
 
 // logger writes timestamped lines, one Write each, from any goroutine.

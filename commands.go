@@ -399,7 +399,8 @@ var cleanupCmd = &command{
 	help: `Remove from the project's .agentmail/:
   - state entries of windows that are gone: no session of the tmux server
     named by $TMUX has a window of that name (not checked outside tmux),
-  - ready state entries not updated within --stale-hours (default 48);
+  - ready state entries neither updated nor rung within --stale-hours
+    (default 48);
     work and offline entries stay while their window may be there, so
     that the mailman goes on leaving those agents alone,
   - read messages older than --delivered-hours (default 2); messages

@@ -54,7 +54,8 @@ type CleanupReport struct {
 const leftoverAge = time.Hour
 
 // Cleanup removes state entries of windows that are gone (when
-// opt.Windows is known) and ready entries not updated within opt.StaleAfter,
+// opt.Windows is known) and ready entries neither updated nor rung within
+// opt.StaleAfter,
 // read messages with a created_at older than opt.DeliveredAfter,
 // mailboxes left without any line, and the temporary files of rewrites
 // that a crash cut short, once they are leftoverAge old. Unread messages, messages without
@@ -129,12 +130,14 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 			case windows != nil && !windows[l.st.Recipient]:
 				offline++
 				continue
-			case l.st.UpdatedAt.Before(staleBefore) && l.st.Status == StatusReady:
+			case l.st.UpdatedAt.Before(staleBefore) && l.st.NotifiedAt.Before(staleBefore) && l.st.Status == StatusReady:
 				// Only ready entries go for age alone: without its
 				// entry, an agent whose window may still be there is
 				// rung as one that never set a status, so removing a
 				// work or offline entry would have the mailman ring an
-				// agent that said not to.
+				// agent that said not to. A ready entry's age counts
+				// from its last ring too: removed just after one, the
+				// agent would be rung again at once.
 				stale++
 				continue
 			}

@@ -36,7 +36,7 @@ func stateLineWith(name, status string, updated time.Time) string {
 }
 
 // liveWindows are the windows of cleanupFixture's tmux.
-var liveWindows = []string{"alice", "old", "bob", "busy", "away"}
+var liveWindows = []string{"alice", "old", "bob", "busy", "away", "rung"}
 
 // cleanupFixture builds a root with offline and stale entries (one both),
 // old work and offline entries of live windows,
@@ -55,6 +55,7 @@ func cleanupFixture(t *testing.T) *Store {
 		stateLineOf("old", ancient) + // stale
 		stateLineWith("busy", StatusWork, ancient) + // as old, but work: kept while its window may be there
 		stateLineWith("away", StatusOffline, ancient) + // as old, but offline: kept while its window may be there
+		`{"recipient":"rung","status":"ready","updated_at":"` + ancient.Format(time.RFC3339Nano) + `","notified_at":"` + recent.Format(time.RFC3339Nano) + `"}` + "\n" + // as old, but rung lately: kept
 		`{"recipient":"broken"` + "\n" + // malformed: kept
 		stateLineOf("bob", cleanupNow.Add(-47*time.Hour)) // just inside 48h: kept
 	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
@@ -156,7 +157,7 @@ func TestCleanupDryRunEqualsRealRun(t *testing.T) {
 			recips = append(recips, l)
 		}
 	}
-	if want := []string{"alice", "busy", "away", `{"recipient":"broken"`, "bob"}; !reflect.DeepEqual(recips, want) {
+	if want := []string{"alice", "busy", "away", "rung", `{"recipient":"broken"`, "bob"}; !reflect.DeepEqual(recips, want) {
 		t.Errorf("states left: %q; want %q", recips, want)
 	}
 	if fi, err := os.Stat(s.MailboxPath("bob")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -183,7 +184,7 @@ func TestCleanupUnknownWindowsSkipsOffline(t *testing.T) {
 	}
 	// No windows at all (known, but none) makes every entry offline.
 	got, err = s.Cleanup(CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{}, DryRun: true})
-	if want := 7; err != nil || got.OfflineRecipients != want || got.StaleRecipients != 0 {
+	if want := 8; err != nil || got.OfflineRecipients != want || got.StaleRecipients != 0 {
 		t.Errorf("Cleanup with no windows = %+v, %v; want %d offline", got, err, want)
 	}
 }

@@ -13,7 +13,11 @@
 //     stays unread. A successful ring is recorded as the entry's
 //     notified_at, which "status work" and "status offline" reset and
 //     "status ready" keeps, so an agent that went to work and came back is
-//     rung at once if mail still waits.
+//     rung at once if mail still waits. The mailman learns of that work
+//     from a pass that sees it, or from a notified_at reset while it was
+//     ringing; a ring of an agent never rung since its last work, during
+//     which the agent worked and said ready again, looks like a repeated
+//     ready, and counts against the minute all the same.
 //   - Agents whose status is work or offline are never rung.
 //   - An agent with a mailbox but no state entry (it never ran "agentmail
 //     status") is rung at most once per RingInterval while a window of its
@@ -287,10 +291,11 @@ type candidate struct {
 	name   string
 	stated bool   // it has a state entry (and is ready)
 	pane   string // the pane recorded in the entry, if any
-	// updated is the entry's updated_at when the pass read it.
-	updated time.Time
-	target  string // the pane to ring
-	shared  int    // how many windows have the name, when more than one: none is rung
+	// updated and notified are the entry's updated_at and notified_at
+	// when the pass read it.
+	updated, notified time.Time
+	target            string // the pane to ring
+	shared            int    // how many windows have the name, when more than one: none is rung
 }
 
 // Pass rings every agent that should be rung now and returns when the
@@ -389,9 +394,13 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		if st.Status != mailbox.StatusReady {
 			// Work and offline end every wait, as they reset notified_at.
 			delete(m.tried, st.Recipient)
+			m.report("window "+st.Recipient, "")
 			continue
 		}
 		if ignored[st.Recipient] || !unread(st.Recipient) {
+			// Whatever kept it from being rung is said again should
+			// it come back.
+			m.report("window "+st.Recipient, "")
 			continue
 		}
 		if waiting(st.NotifiedAt) {
@@ -407,10 +416,17 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 				continue
 			}
 		}
-		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt})
+		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt})
 	}
 	for _, name := range boxes {
-		if stated[name] || ignored[name] || !unread(name) || waiting(m.tried[name].at) {
+		if stated[name] {
+			continue
+		}
+		if ignored[name] || !unread(name) {
+			m.report("window "+name, "")
+			continue
+		}
+		if waiting(m.tried[name].at) {
 			continue
 		}
 		cands = append(cands, candidate{name: name})
@@ -496,12 +512,14 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			// recipients.lock as well, which a reading never takes.
 			var ready, recorded bool
 			err := m.wait(context.WithoutCancel(ctx), "record", func() (err error) {
-				ready, recorded, err = m.markNotified(c.name, c.updated, now)
+				ready, recorded, err = m.markNotified(&c, now)
 				return err
 			})
 			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
 			}
+			// ready and recorded are read only once m.wait has returned
+			// nil: with errBusy, the call may still be running.
 			if err != nil || ready && !recorded {
 				// The ring counts against the agent's minute all the
 				// same, also when the agent said ready again while it
@@ -520,14 +538,15 @@ type try struct {
 	rang bool
 }
 
-// markNotified sets the notified_at of name's entry to t, unless the agent
+// markNotified sets the notified_at of c's entry to t, unless the agent
 // has set its status since the pass read the entry (when its updated_at was
 // updated), so that a notified_at reset by work or offline stands. It
-// reports whether the entry says ready, and whether t was recorded.
-func (m *Mailman) markNotified(name string, updated, t time.Time) (ready, recorded bool, err error) {
-	err = m.Store.UpdateState(name, func(st *mailbox.State, exists bool) bool {
-		ready = exists && st.Status == mailbox.StatusReady
-		recorded = ready && st.UpdatedAt.Equal(updated)
+// reports whether the entry says ready with no such reset seen, and whether
+// t was recorded.
+func (m *Mailman) markNotified(c *candidate, t time.Time) (ready, recorded bool, err error) {
+	err = m.Store.UpdateState(c.name, func(st *mailbox.State, exists bool) bool {
+		ready = exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
+		recorded = ready && st.UpdatedAt.Equal(c.updated)
 		if recorded {
 			st.NotifiedAt = t
 		}

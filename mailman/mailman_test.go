@@ -638,3 +638,95 @@ func TestWaitAfterStopStartsNothing(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestWorkDuringAnotherRing has bob, rung before, go to work and be ready
+// again while the same pass still rings alice, before the pass records his
+// ring: his notified_at, reset by the work, says so, and he is rung at
+// once by the next pass.
+func TestWorkDuringAnotherRing(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("alice", "%0")
+	fx.term.window("bob", "%1")
+	fx.status("alice", "ready", "%0")
+	fx.status("bob", "ready", "%1")
+	fx.mail("bob")
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+	if fx.state("bob").NotifiedAt.IsZero() {
+		t.Fatal("bob's ring was not recorded")
+	}
+
+	fx.clock.advance(time.Minute)
+	fx.mail("alice")
+	bobDone := make(chan struct{})
+	fx.term.onType = func(pane string) {
+		switch pane {
+		case "%1":
+			close(bobDone)
+		case "%0":
+			<-bobDone
+			fx.clock.advance(time.Second)
+			fx.status("bob", "work", "%1")
+			fx.clock.advance(time.Second)
+			fx.status("bob", "ready", "%1")
+		}
+	}
+	fx.pass()
+	fx.term.onType = nil
+	fx.wantRings(map[string]int{"%0": 1, "%1": 2})
+	fx.clock.advance(time.Second)
+	fx.pass()
+	fx.wantRings(map[string]int{"%0": 1, "%1": 3})
+}
+
+// TestMissingWindowLoggedEachTime checks that the log-once of a ring that
+// cannot be made lasts as long as the trouble: once the agent has nothing
+// to be rung for, the same trouble met again later is logged again.
+func TestMissingWindowLoggedEachTime(t *testing.T) {
+	fx := newFixture(t)
+	fx.status("dave", "ready", "%4") // no window
+	fx.mail("dave")
+	fx.pass()
+	fx.read("dave")
+	fx.status("dave", "offline", "%4")
+	fx.clock.advance(time.Hour)
+	fx.pass()
+	fx.clock.advance(24 * time.Hour)
+	fx.status("dave", "ready", "%4")
+	fx.mail("dave")
+	fx.pass()
+	if n := fx.log.count(`cannot ring "dave"`); n != 2 {
+		t.Errorf("dave's missing window, met twice a day apart, was logged %d times, want 2; log:\n%s", n, fx.log)
+	}
+
+	// The same for an agent without an entry, whose mail is read.
+	fx.mail("erin")
+	fx.pass()
+	fx.read("erin")
+	fx.clock.advance(time.Hour)
+	fx.pass()
+	fx.mail("erin")
+	fx.pass()
+	if n := fx.log.count(`not ringing "erin"`); n != 2 {
+		t.Errorf("erin's missing window, met twice, was logged %d times, want 2; log:\n%s", n, fx.log)
+	}
+}
+
+// TestCleanupAfterRing removes, with cleanup, the entry of a ready agent
+// not updated for days but rung a moment ago: cleanup keeps it, so the
+// agent is not rung again within the minute as one without an entry.
+func TestCleanupAfterRing(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("bob", "%1")
+	fx.status("bob", "ready", "%1")
+	fx.clock.advance(49 * time.Hour)
+	fx.mail("bob")
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+	if _, err := fx.store.Cleanup(mailbox.CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	fx.clock.advance(time.Second)
+	fx.pass()
+	fx.wantRings(map[string]int{"%1": 1})
+}

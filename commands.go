@@ -586,7 +586,8 @@ standard input and output, with four tools: send, receive, status and
 list-recipients. Logs go to standard error.
 
 It must run inside tmux ($TMUX and $TMUX_PANE set). It exits 0 when its
-input ends, and 1 when its tmux pane, session or server goes away.`,
+input ends, and 1 when its tmux pane, session or server goes away (a new
+tmux server on the same socket counts as gone).`,
 	run: runMCP,
 }
 

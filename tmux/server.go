@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,13 @@ func ServerFromEnv(getenv func(string) string) (*Client, error) {
 		return nil, fmt.Errorf("%w: $TMUX is %q, which names no tmux socket", ErrNotInTmux, tmuxVar)
 	}
 	c := &Client{}
+	// $TMUX is "<socket>,<server pid>,<session index>"; a pid that is not
+	// a positive number (tests write 0) leaves the server unchecked.
+	if parts := strings.Split(tmuxVar, ","); len(parts) >= 2 {
+		if pid, err := strconv.Atoi(parts[len(parts)-2]); err == nil && pid > 0 {
+			c.ServerPID = strconv.Itoa(pid)
+		}
+	}
 	switch pane := getenv("TMUX_PANE"); {
 	case isPaneID(pane):
 		c.Pane = pane
@@ -42,23 +50,36 @@ type Pane struct {
 // SessionOf returns the id ("$N") of the session that holds pane. Session
 // ids stay the same for a session's lifetime, while its name may change and,
 // like a window name, would be resolved by prefix if used as a target. When
-// the pane or the server is gone the error wraps ErrNotInTmux.
+// the pane or the server is gone the error wraps ErrNotInTmux; so it does
+// when ServerPID is set and another server now answers on the socket.
 func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 	if !isPaneID(pane) {
 		return "", fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
 	}
-	out, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{session_id}")
+	out, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{pid} #{session_id}")
 	if err != nil {
 		return "", classifyTarget(err, "pane "+pane)
 	}
 	// tmux 3.3a answers "display -p -t %N" for a pane that no longer exists
 	// with exit status 0 and an empty line, so the exit status alone proves
-	// nothing: only a session id counts as an answer.
-	id := strings.TrimSuffix(out, "\n")
+	// nothing: only a session id counts as an answer. It is the first line:
+	// a tmux hook run after the command may print more.
+	line, _, _ := strings.Cut(out, "\n")
+	pid, id, _ := strings.Cut(line, " ")
 	if !isID(id, '$') {
 		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
 	}
+	if c.ServerPID != "" && pid != c.ServerPID {
+		return "", c.otherServer(pid)
+	}
 	return id, nil
+}
+
+// otherServer is the error of an answer from the server pid, which is not
+// the caller's (ServerPID): the caller's server is gone, and another one
+// runs on its socket.
+func (c *Client) otherServer(pid string) error {
+	return &goneError{msg: fmt.Sprintf("tmux server %s is gone (server %s now runs on its socket)", c.ServerPID, pid)}
 }
 
 // ListPanes returns the panes of one session, given by its id ("$N"), or of

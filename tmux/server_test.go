@@ -11,10 +11,15 @@ func TestServerFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		tmux, pane string
 		wantPane   string
+		wantPID    string
 		wantErr    bool
 	}{
-		{tmux: "/tmp/s,1,0", pane: "%3", wantPane: "%3"},
-		{tmux: "/tmp/s,1,0", pane: "", wantPane: ""},
+		{tmux: "/tmp/s,1,0", pane: "%3", wantPane: "%3", wantPID: "1"},
+		{tmux: "/tmp/a,b,4242,3", pane: "%3", wantPane: "%3", wantPID: "4242"},
+		{tmux: "/tmp/s,0,0", pane: "%3", wantPane: "%3"},
+		{tmux: "/tmp/s,x,0", pane: "%3", wantPane: "%3"},
+		{tmux: "/tmp/s", pane: "%3", wantPane: "%3"},
+		{tmux: "/tmp/s,1,0", pane: "", wantPane: "", wantPID: "1"},
 		{tmux: "/tmp/s,1,0", pane: "bob", wantErr: true},
 		{tmux: "/tmp/s,1,0", pane: "%abc", wantErr: true},
 		{tmux: "", pane: "%3", wantErr: true},
@@ -34,6 +39,9 @@ func TestServerFromEnv(t *testing.T) {
 		}
 		if c.Pane != tc.wantPane {
 			t.Errorf("ServerFromEnv(TMUX=%q, TMUX_PANE=%q).Pane = %q, want %q", tc.tmux, tc.pane, c.Pane, tc.wantPane)
+		}
+		if c.ServerPID != tc.wantPID {
+			t.Errorf("ServerFromEnv(TMUX=%q).ServerPID = %q, want %q", tc.tmux, c.ServerPID, tc.wantPID)
 		}
 	}
 }

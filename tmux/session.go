@@ -56,14 +56,24 @@ func (c *Client) Session(ctx context.Context) (*Session, error) {
 // target in errors) and parses the rows. tmux prints window names raw, so a
 // name can contain a newline followed by something that looks like the next
 // row; a random marker at the start of every row cannot be forged by a name
-// chosen in advance.
+// chosen in advance. With ServerPID set, each row carries the server's pid
+// after the marker, and rows of another server are refused as the server
+// being gone.
 func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]paneRow, error) {
 	marker := rand.Text()
-	out, err := c.query(ctx, append(append([]string{"list-panes"}, scope...), "-F", marker+paneFormat)...)
+	format, rowStart := marker+paneFormat, marker
+	if c.ServerPID != "" {
+		format, rowStart = marker+"#{pid},"+paneFormat, marker+c.ServerPID+","
+	}
+	out, err := c.query(ctx, append(append([]string{"list-panes"}, scope...), "-F", format)...)
 	if err != nil {
 		return nil, classifyTarget(err, what)
 	}
-	rows, err := parsePanes(out, marker)
+	if pid, ok := strings.CutPrefix(out, marker); ok && c.ServerPID != "" && !strings.HasPrefix(out, rowStart) {
+		pid, _, _ = strings.Cut(pid, ",")
+		return nil, c.otherServer(pid)
+	}
+	rows, err := parsePanes(out, rowStart)
 	if err != nil {
 		return nil, fmt.Errorf("tmux list-panes %s: %w", strings.Join(scope, " "), err)
 	}

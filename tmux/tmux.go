@@ -55,6 +55,13 @@ type Client struct {
 	// pause, which is right for tests and plain line-reading programs.
 	EnterDelay time.Duration
 
+	// ServerPID, when not empty, is the pid of the tmux server the caller
+	// belongs to, as $TMUX gives it. SessionOf, and with it Alive, then
+	// take a pane for the caller's only on that server: a server started
+	// anew on the same socket numbers its panes from %0 again, and its %0
+	// is somebody else.
+	ServerPID string
+
 	// Control, when not nil, runs the queries (display-message, list-panes;
 	// see query) through a control-mode connection instead of a process
 	// each. Commands that change anything, such as send-keys, always run as

@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -543,5 +544,56 @@ func TestStoppedServer(t *testing.T) {
 		case <-time.After(limit):
 			t.Fatalf("Session (control %v) still waits after %v with the server stopped", c.Control != nil, limit)
 		}
+	}
+}
+
+// TestServerRestarted kills the caller's tmux server and starts another on
+// the same socket, whose first pane has the caller's pane id: with
+// ServerPID set, as $TMUX gives it, the caller's pane counts as gone
+// whether asked through processes or a control connection, instead of
+// being taken for that other window.
+func TestServerRestarted(t *testing.T) {
+	ctx := context.Background()
+	s, alice := startServer(t)
+	pid := s.tmux("display-message", "-p", "#{pid}")
+	k := &Control{}
+	defer k.Close()
+	for _, c := range []*Client{{Pane: alice, ServerPID: pid}, {Pane: alice, ServerPID: pid, Control: k}} {
+		if err := c.Alive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Session(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s.tmux("kill-server")
+	// The old server may take a moment to let go of its socket.
+	var bob string
+	for i := 0; ; i++ {
+		out, err := s.command("-f", "/dev/null", "new-session", "-d", "-s", "work", "-n", "bob", "-P", "-F", "#{pane_id}", "cat").Output()
+		if err == nil {
+			bob = strings.TrimSuffix(string(out), "\n")
+			break
+		}
+		if i == 50 {
+			t.Fatalf("starting a new server on the socket: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if bob != alice {
+		t.Fatalf("the new server's first pane is %s, not %s as the test needs", bob, alice)
+	}
+	for _, c := range []*Client{{Pane: alice, ServerPID: pid}, {Pane: alice, ServerPID: pid, Control: k}} {
+		if err := c.Alive(ctx); !errors.Is(err, ErrNotInTmux) || !strings.Contains(fmt.Sprint(err), "tmux server "+pid+" is gone") {
+			t.Errorf("Alive (control %v) after the restart = %v, want the server gone", c.Control != nil, err)
+		}
+		if sess, err := c.Session(ctx); !errors.Is(err, ErrNotInTmux) {
+			t.Errorf("Session (control %v) after the restart = %+v, %v; want the server gone", c.Control != nil, sess, err)
+		}
+	}
+	// Without ServerPID, the pane id is all there is to go by.
+	if err := (&Client{Pane: alice}).Alive(ctx); err != nil {
+		t.Errorf("Alive without ServerPID = %v, want nil", err)
 	}
 }

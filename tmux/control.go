@@ -180,9 +180,15 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 // as the attach itself (flags 0), and notifications (lines starting with
 // '%' outside a block) are dropped. A block ends only at the "%end" or
 // "%error" line that repeats its "%begin" line's time, number and flags, so
-// a window name holding a line such as "%end" does not end it early; a name
-// made to end it would have to foretell the server's clock and command
-// counter, and would gain its window nothing that renaming it would not.
+// a window name holding a line such as "%end" does not end it early. A name
+// made to end it must guess the server's clock (in seconds) and command
+// counter; one that lists every guess for some seconds ahead (about 130 KB
+// for ten seconds and 600 commands) can, and then cuts one answer short,
+// after which the connection is given up and queries go back to processes.
+// That answer can miss windows or cut a name at a line break, so one call
+// may fail or one ring go astray; mail is filed by name, never by what a
+// list of windows says, and a program that can name windows so can type
+// into any pane of the server anyway.
 // Any other line outside a block means the output can no longer be
 // followed, and the connection is given up.
 func (k *Control) read(r io.Reader) {

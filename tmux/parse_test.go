@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -308,5 +310,31 @@ func TestFailureToRunIsNotMistakenForAGonePane(t *testing.T) {
 	}
 	if err := c.Type(canceled, "%0", "x"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Type with a canceled context = %v, want context.Canceled", err)
+	}
+}
+
+// TestServerPIDUnknownFormat runs a stand-in for a tmux that has no pid
+// format, and so prints nothing for it: the server cannot be told apart,
+// and the answers are taken as they are rather than as another server's.
+func TestServerPIDUnknownFormat(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tmux")
+	script := `#!/bin/sh
+for a; do f="$a"; done
+case "$1" in
+display-message) echo ' $3' ;;
+list-panes) printf '%s\n' "$f" | sed -e 's/#{pid}//' -e 's/#{pane_id} #{window_id} #{pane_active} #{window_name}/%0 @0 1 alice/' ;;
+esac
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := &Client{Bin: bin, Pane: "%0", ServerPID: "4242"}
+	if err := c.Alive(ctx); err != nil {
+		t.Errorf("Alive = %v, want nil", err)
+	}
+	sess, err := c.Session(ctx)
+	if err != nil || sess.Self.Name != "alice" {
+		t.Errorf("Session = %+v, %v; want alice's", sess, err)
 	}
 }

@@ -69,7 +69,8 @@ func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 	if !isID(id, '$') {
 		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
 	}
-	if c.ServerPID != "" && pid != c.ServerPID {
+	// A tmux without the pid format prints nothing for it, and cannot tell.
+	if c.ServerPID != "" && pid != "" && pid != c.ServerPID {
 		return "", c.otherServer(pid)
 	}
 	return id, nil

@@ -70,8 +70,12 @@ func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]
 		return nil, classifyTarget(err, what)
 	}
 	if pid, ok := strings.CutPrefix(out, marker); ok && c.ServerPID != "" && !strings.HasPrefix(out, rowStart) {
-		pid, _, _ = strings.Cut(pid, ",")
-		return nil, c.otherServer(pid)
+		// A tmux without the pid format prints nothing for it, and
+		// cannot tell.
+		if pid, _, _ = strings.Cut(pid, ","); pid != "" {
+			return nil, c.otherServer(pid)
+		}
+		rowStart = marker + ","
 	}
 	rows, err := parsePanes(out, rowStart)
 	if err != nil {

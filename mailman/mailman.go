@@ -510,20 +510,13 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			// is stopping; storeWait bounds the wait.
 			// Its key is not that of reading the states: a record waits for
 			// recipients.lock as well, which a reading never takes.
-			var ready, recorded bool
-			err := m.wait(context.WithoutCancel(ctx), "record", func() (err error) {
-				ready, recorded, err = m.markNotified(&c, now)
-				return err
-			})
+			unrecorded, err := waitFor(context.WithoutCancel(ctx), m, "record", func() (bool, error) { return m.markNotified(&c, now) })
 			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
 			}
-			// ready and recorded are read only once m.wait has returned
-			// nil: with errBusy, the call may still be running.
-			if err != nil || ready && !recorded {
+			if err != nil || unrecorded {
 				// The ring counts against the agent's minute all the
-				// same, also when the agent said ready again while it
-				// was rung. Work or offline end the wait, as always.
+				// same. Work or offline end the wait, as always.
 				m.tried[c.name] = try{at: now, rang: true}
 			}
 		}
@@ -541,18 +534,20 @@ type try struct {
 // markNotified sets the notified_at of c's entry to t, unless the agent
 // has set its status since the pass read the entry (when its updated_at was
 // updated), so that a notified_at reset by work or offline stands. It
-// reports whether the entry says ready with no such reset seen, and whether
-// t was recorded.
-func (m *Mailman) markNotified(c *candidate, t time.Time) (ready, recorded bool, err error) {
+// reports whether the ring, not recorded, must still count against the
+// agent's minute: when the entry says ready and shows no such reset, the
+// agent only said ready again while it was rung.
+func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err error) {
 	err = m.Store.UpdateState(c.name, func(st *mailbox.State, exists bool) bool {
-		ready = exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
-		recorded = ready && st.UpdatedAt.Equal(c.updated)
-		if recorded {
+		ready := exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
+		if ready && st.UpdatedAt.Equal(c.updated) {
 			st.NotifiedAt = t
+			return true
 		}
-		return recorded
+		unrecorded = ready
+		return false
 	})
-	return ready, recorded && err == nil, err
+	return unrecorded, err
 }
 
 func quote(name string) string { return strconv.Quote(name) }

@@ -69,17 +69,21 @@ func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
 	if !isID(id, '$') {
 		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
 	}
-	// A tmux without the pid format prints nothing for it, and cannot tell.
-	if c.ServerPID != "" && pid != "" && pid != c.ServerPID {
-		return "", c.otherServer(pid)
+	if err := c.sameServer(pid); err != nil {
+		return "", err
 	}
 	return id, nil
 }
 
-// otherServer is the error of an answer from the server pid, which is not
-// the caller's (ServerPID): the caller's server is gone, and another one
-// runs on its socket.
-func (c *Client) otherServer(pid string) error {
+// sameServer checks pid, the #{pid} of an answer, against ServerPID, and
+// returns an error that wraps ErrNotInTmux when another server answered:
+// the caller's is gone, and another one runs on its socket. Without a
+// ServerPID, or from a tmux that prints nothing for #{pid}, there is
+// nothing to tell.
+func (c *Client) sameServer(pid string) error {
+	if c.ServerPID == "" || pid == "" || pid == c.ServerPID {
+		return nil
+	}
 	return &goneError{msg: fmt.Sprintf("tmux server %s is gone (server %s now runs on its socket)", c.ServerPID, pid)}
 }
 

@@ -69,13 +69,13 @@ func (c *Client) paneRows(ctx context.Context, what string, scope ...string) ([]
 	if err != nil {
 		return nil, classifyTarget(err, what)
 	}
-	if pid, ok := strings.CutPrefix(out, marker); ok && c.ServerPID != "" && !strings.HasPrefix(out, rowStart) {
-		// A tmux without the pid format prints nothing for it, and
-		// cannot tell.
-		if pid, _, _ = strings.Cut(pid, ","); pid != "" {
-			return nil, c.otherServer(pid)
+	if rest, ok := strings.CutPrefix(out, marker); ok && c.ServerPID != "" {
+		// The first row's pid stands for all: one server printed them.
+		pid, _, _ := strings.Cut(rest, ",")
+		if err := c.sameServer(pid); err != nil {
+			return nil, err
 		}
-		rowStart = marker + ","
+		rowStart = marker + pid + ","
 	}
 	rows, err := parsePanes(out, rowStart)
 	if err != nil {

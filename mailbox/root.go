@@ -63,6 +63,12 @@ func FindRoot(dir string, getenv func(string) string) (string, error) {
 	}
 }
 
+// SameMailbox reports whether names a and b may name one mailbox file:
+// they are equal but for letter case, which a case-insensitive file system
+// (macOS's, by default) does not tell apart. Windows so named would read
+// each other's mail.
+func SameMailbox(a, b string) bool { return strings.EqualFold(a, b) }
+
 // ValidName reports whether name can be a mailbox name, that is a file name
 // of its own inside .agentmail/mailboxes. It refuses the empty name, "." and
 // "..", names containing '/', NUL or another control character, names that

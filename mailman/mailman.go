@@ -89,7 +89,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -552,12 +551,12 @@ func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err 
 
 func quote(name string) string { return strconv.Quote(name) }
 
-// windowsNamed counts the windows among panes named name, but for letter
-// case: on a case-insensitive file system such names share one mailbox.
+// windowsNamed counts the windows among panes whose names share name's
+// mailbox (mailbox.SameMailbox).
 func windowsNamed(panes []tmux.Pane, name string) int {
 	var seen []string
 	for _, p := range panes {
-		if strings.EqualFold(p.WindowName, name) && !slices.Contains(seen, p.Window) {
+		if mailbox.SameMailbox(p.WindowName, name) && !slices.Contains(seen, p.Window) {
 			seen = append(seen, p.Window)
 		}
 	}

@@ -166,11 +166,12 @@ func (e *SharedNameError) Error() string {
 	return fmt.Sprintf("recipient %q is ambiguous: %d windows of this session have that name%s; %s", e.Name, e.Windows, letterCase, rename)
 }
 
-// windowsNamed counts the windows of sess named name, but for letter case,
-// and reports whether any of them spells it otherwise.
+// windowsNamed counts the windows of sess whose names share name's mailbox
+// (mailbox.SameMailbox), and reports whether any of them spells it
+// otherwise.
 func windowsNamed(sess *tmux.Session, name string) (n int, otherCase bool) {
 	for _, w := range sess.Windows {
-		if strings.EqualFold(w.Name, name) {
+		if mailbox.SameMailbox(w.Name, name) {
 			n++
 			otherCase = otherCase || w.Name != name
 		}

@@ -268,7 +268,7 @@ func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service) (*mail
 	m = &mw.m
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mw.markWait)
 	defer cancel()
-	if _, err := svc.MarkRead(ctx, m); err != nil && mw.warn != nil {
+	if err := svc.MarkRead(ctx, m); err != nil && mw.warn != nil {
 		fmt.Fprintf(mw.warn, "warning: the message was written but could not be marked read, so it will come again: %v\n", err)
 	}
 	return m, nil

@@ -261,21 +261,21 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 
 // MarkRead marks m, a message Receive gave to a deliver function that
 // failed while still handing it on, read in the caller's mailbox once it
-// has been handed on. It reports whether m was still unread there (see
+// has been handed on. A message already read there is left as it is (see
 // mailbox.Store.MarkReadContext).
-func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) (bool, error) {
+func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	sess, err := s.agent(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	st, err := s.store()
 	if err != nil {
-		return false, err
+		return err
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	marked, err := st.MarkReadContext(ctx, sess.Self.Name, m.ID)
-	return marked, s.lockError(err)
+	_, err = st.MarkReadContext(ctx, sess.Self.Name, m.ID)
+	return s.lockError(err)
 }
 
 // SetStatus records the caller's status (ready, work or offline) and its

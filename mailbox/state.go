@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -57,11 +56,20 @@ type rawField struct {
 // against its tags.
 var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
 
-// isStateKey reports whether encoding/json would decode key into a field of
-// State (it matches case-insensitively).
-func isStateKey(key string) bool {
+// isStateKey reports whether encoding/json would decode the member named by
+// the JSON string quoted into a field of State (it matches
+// case-insensitively, after unescaping).
+func isStateKey(quoted []byte) bool {
+	name := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		var key string
+		if json.Unmarshal(quoted, &key) != nil {
+			return false
+		}
+		name = []byte(key)
+	}
 	for _, k := range stateKeys {
-		if strings.EqualFold(key, k) {
+		if bytes.EqualFold(name, []byte(k)) {
 			return true
 		}
 	}
@@ -77,23 +85,29 @@ func parseState(line []byte) (State, error) {
 	if err := json.Unmarshal(line, &st); err != nil {
 		return State{}, err
 	}
-	// The line is valid JSON, so walking its top-level keys cannot fail.
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if _, err := dec.Token(); err != nil {
-		return State{}, err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
+	// The line is valid JSON: walk its top-level members for the keys
+	// State does not know. A walk that stops short is a bug, not bad input.
+	i := skipSpace(line, 0) + 1
+	for i = skipSpace(line, i); i < len(line) && line[i] == '"'; {
+		end, err := skipString(line, i)
 		if err != nil {
 			return State{}, err
 		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		name := line[i:end]
+		i = skipSpace(line, skipSpace(line, end)+1) // past ':'
+		vend, err := skipValue(line, i)
+		if err != nil {
 			return State{}, err
 		}
-		if !isStateKey(key) {
-			st.extra = append(st.extra, rawField{key: key, value: v})
+		if !isStateKey(name) {
+			var key string
+			if err := json.Unmarshal(name, &key); err != nil {
+				return State{}, err
+			}
+			st.extra = append(st.extra, rawField{key: key, value: json.RawMessage(line[i:vend])})
+		}
+		if i = skipSpace(line, vend); i < len(line) && line[i] == ',' {
+			i = skipSpace(line, i+1)
 		}
 	}
 	return st, nil
@@ -132,8 +146,16 @@ type stateLine struct {
 	err error // why a non-blank line could not be parsed
 }
 
+// readAll reads r, opened as the file fi describes, to its end in one
+// buffer sized to fit.
+func readAll(r io.Reader, fi fs.FileInfo) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
 func splitStateLines(data []byte) []stateLine {
-	var lines []stateLine
+	lines := make([]stateLine, 0, bytes.Count(data, []byte("\n"))+1)
 	for raw := range bytes.Lines(data) {
 		raw = bytes.TrimSuffix(raw, []byte("\n"))
 		l := stateLine{raw: raw}
@@ -150,7 +172,11 @@ func splitStateLines(data []byte) []stateLine {
 }
 
 func joinStateLines(lines []stateLine) []byte {
-	var b []byte
+	n := 0
+	for _, l := range lines {
+		n += len(l.raw) + 1
+	}
+	b := make([]byte, 0, n)
 	for _, l := range lines {
 		if isBlank(l.raw) {
 			continue // Blank lines carry nothing, and the earlier tool chokes on them.
@@ -167,14 +193,14 @@ func joinStateLines(lines []stateLine) []byte {
 // skipped with one warning each. A missing file means no entries.
 func (s *Store) States() ([]State, error) {
 	path := s.StatesPath()
-	f, _, err := openLocked(path, os.O_RDONLY, 0)
+	f, fi, err := openLocked(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	data, err := readAll(f, fi)
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -302,7 +328,7 @@ func (s *Store) editStates(ctx context.Context, create, readOnly bool, edit func
 	}
 
 	var data []byte
-	f, _, err := openLockedContext(ctx, path, flag, 0)
+	f, fi, err := openLockedContext(ctx, path, flag, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !create {
@@ -312,7 +338,7 @@ func (s *Store) editStates(ctx context.Context, create, readOnly bool, edit func
 		return err
 	default:
 		defer f.Close()
-		if data, err = io.ReadAll(f); err != nil {
+		if data, err = readAll(f, fi); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -344,4 +345,57 @@ func TestSetStatusContextLockWait(t *testing.T) {
 			t.Errorf("status after a change that gave up = %q, want %q", got, StatusWork)
 		}
 	}
+}
+
+// FuzzParseState checks parseState's walk over the members of a line
+// against encoding/json's tokenizer: the same unknown keys, unescaped, with
+// the same values, in the same order.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{
+		`{"recipient":"bob","status":"ready","updated_at":"2026-01-01T00:00:00Z","pane":"%1"}`,
+		`{"recipient":"bob","x":1,"y":{"a":["}",2]},"STATUS":"work","z":"\"q\""}`,
+		`{ "recipient" : "bob" , "sta\u0074us" : "ready" , "x\u0041" : [ 1 , 2 ] }`,
+		`{"recipient":"bob","recipient":"carol","Recipient":"dave"}`,
+		`{"a":null,"b":true,"c":-1.5e3,"d":"\u00e9\ud83d\ude00"}`,
+		`{}`, `[]`, `{"a":1`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		st, err := parseState(line)
+		if err != nil {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		if _, err := dec.Token(); err != nil {
+			t.Fatalf("parseState took %q, which encoding/json does not", line)
+		}
+		var want []rawField
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			key := tok.(string)
+			known := false
+			for _, k := range stateKeys {
+				known = known || strings.EqualFold(key, k)
+			}
+			if !known {
+				want = append(want, rawField{key: key, value: v})
+			}
+		}
+		if len(st.extra) != len(want) {
+			t.Fatalf("%q: unknown keys %v, want %v", line, st.extra, want)
+		}
+		for i, f := range st.extra {
+			if f.key != want[i].key || !bytes.Equal(f.value, want[i].value) {
+				t.Fatalf("%q: unknown key %d is %q=%s, want %q=%s", line, i, f.key, f.value, want[i].key, want[i].value)
+			}
+		}
+	})
 }

@@ -452,7 +452,7 @@ func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (boo
 	if from >= size {
 		return -1, nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), scanBufSize)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), int(min(size-from, scanBufSize)))
 	var long []byte
 	at := from
 	for {

@@ -44,6 +44,7 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzServe -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzReceive -fuzztime=30s ./mailbox/
+	go test -run='^$$' -fuzz=FuzzParseState -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzValid -fuzztime=30s ./jsonrpc/

@@ -617,9 +617,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// The server asks tmux at every tool call and watchdog tick for as long
 	// as its agent runs: one control-mode connection answers those queries
 	// in a tenth of the time a tmux process takes (README, "tmux").
+	var changes <-chan struct{}
 	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
+		changes = client.Control.Changes()
 	}
 	// One goroutine waits for what ends the server early: SIGTERM or
 	// SIGINT, a clean stop (status 0, after answering what it has read),
@@ -636,7 +638,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sigs)
 		lost := make(chan error, 1)
-		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval) }()
+		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
 		select {
 		case <-sigs:
 			cancel(nil)

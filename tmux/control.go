@@ -46,6 +46,45 @@ type Control struct {
 	stdin  io.WriteCloser
 	blocks chan controlBlock // replies to our commands, in order
 	exited chan struct{}     // closed when the control client's output ends
+
+	changesOnce sync.Once
+	changes     chan struct{} // see Changes
+}
+
+// Changes returns a channel that receives a value when tmux reports, on the
+// open connection, a change that may have taken the Client's pane away: a
+// window or pane closed, a session created, destroyed or switched, or the
+// end of the connection itself. Values do not pile up: one waits until it
+// is received, and others meanwhile are dropped. Nothing comes while the
+// connection is not open; the MCP server's watchdog checks at once on a
+// value, instead of at its next tick.
+func (k *Control) Changes() <-chan struct{} {
+	k.changesOnce.Do(func() { k.changes = make(chan struct{}, 1) })
+	return k.changes
+}
+
+// changed sends on the Changes channel without waiting.
+func (k *Control) changed() {
+	k.Changes()
+	select {
+	case k.changes <- struct{}{}:
+	default:
+	}
+}
+
+// changeNotices are the control-mode notifications after which the
+// Client's pane may be gone.
+var changeNotices = []string{"%exit", "%window-close", "%unlinked-window-close", "%layout-change", "%session-changed", "%sessions-changed"}
+
+// isChangeNotice reports whether line is one of changeNotices.
+func isChangeNotice(line string) bool {
+	name, _, _ := strings.Cut(line, " ")
+	for _, n := range changeNotices {
+		if name == n {
+			return true
+		}
+	}
+	return false
 }
 
 type controlState int
@@ -190,8 +229,10 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 // list of windows says, and a program that can name windows so can type
 // into any pane of the server anyway.
 // Any other line outside a block means the output can no longer be
-// followed, and the connection is given up.
+// followed, and the connection is given up. Notifications in changeNotices,
+// and the end of the output, are passed on to Changes.
 func (k *Control) read(r io.Reader) {
+	defer k.changed()
 	defer close(k.exited)
 	defer k.stdin.Close()
 	sc := bufio.NewScanner(r)
@@ -209,6 +250,9 @@ func (k *Control) read(r io.Reader) {
 				continue
 			}
 			if strings.HasPrefix(line, "%") {
+				if isChangeNotice(line) {
+					k.changed()
+				}
 				continue
 			}
 			return

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // controlClients returns the control-mode clients attached to the test's
@@ -186,6 +187,57 @@ func TestControlSessionKilled(t *testing.T) {
 	if _, err := c.Session(ctx); !errors.Is(err, ErrNotInTmux) {
 		t.Errorf("Session after kill-session = %v, want ErrNotInTmux", err)
 	}
+}
+
+// TestControlChanges checks that the connection passes on the notices
+// after which the Client's pane may be gone (a window closed, a pane
+// closed, the session killed), and not others such as a renamed window.
+func TestControlChanges(t *testing.T) {
+	ctx := context.Background()
+	s, alice := startServer(t)
+	s.tmux("new-session", "-d", "-s", "keep", "cat")
+	k := &Control{}
+	defer k.Close()
+	c := &Client{Pane: alice, Control: k}
+	changes := k.Changes()
+	if err := c.Alive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() {
+		for {
+			select {
+			case <-changes:
+			case <-time.After(300 * time.Millisecond):
+				return
+			}
+		}
+	}
+	expect := func(what string, want bool) {
+		t.Helper()
+		select {
+		case <-changes:
+			if !want {
+				t.Errorf("a change after %s", what)
+			}
+		case <-time.After(2 * time.Second):
+			if want {
+				t.Errorf("no change after %s", what)
+			}
+		}
+	}
+	drain()
+	s.tmux("rename-window", "-t", alice, "alicia")
+	expect("rename-window", false)
+	s.tmux("new-window", "-d", "-t", "proj:", "-n", "bob", "cat")
+	drain()
+	s.tmux("kill-window", "-t", "proj:bob")
+	expect("kill-window", true)
+	pane := s.tmux("split-window", "-d", "-t", alice, "-P", "-F", "#{pane_id}", "cat")
+	drain()
+	s.tmux("kill-pane", "-t", pane)
+	expect("kill-pane", true)
+	s.tmux("kill-session", "-t", "proj")
+	expect("kill-session", true)
 }
 
 func TestCommandLine(t *testing.T) {

@@ -12,19 +12,28 @@ import (
 var ErrTmuxGone = errors.New("tmux context lost")
 
 // WatchInterval is how often Watch asks tmux whether the agent's pane is
-// still there. Two failed checks in a row end the watch, so the loss is
-// reported within about two intervals plus the time of one tmux command,
-// well inside a second.
-const WatchInterval = 200 * time.Millisecond
+// still there, and WatchRecheck how soon it asks again after a failed
+// check. Two failed checks in a row end the watch, so the loss is reported
+// within WatchInterval plus WatchRecheck plus the time of two tmux
+// commands, inside a second. Once the first check has opened the control
+// connection, its notices of closed windows and sessions start a check at
+// once, and the loss is reported within WatchRecheck and two commands.
+// Every check wakes the server and the tmux server; an idle agent's server
+// is checked twice a second.
+const (
+	WatchInterval = 500 * time.Millisecond
+	WatchRecheck  = 200 * time.Millisecond
+)
 
 // Watch blocks until ctx is done (returning nil) or until alive has failed
 // twice in a row (returning an error wrapping ErrTmuxGone and the cause).
-// The second check keeps one slow or interrupted tmux command from ending
-// an agent's server. The first check comes one interval after the start,
-// so that a starting server answers its client's first requests without a
-// tmux process competing for the CPU.
-func Watch(ctx context.Context, alive func(context.Context) error, interval time.Duration) error {
-	t := time.NewTicker(interval)
+// The first check comes recheck after the start, so that a starting server
+// answers its client's first requests without a tmux command competing for
+// the CPU. Then a check comes every interval, at once when changes (which
+// may be nil) receives, and recheck after one that failed; the second check
+// keeps one slow or interrupted tmux command from ending an agent's server.
+func Watch(ctx context.Context, alive func(context.Context) error, interval, recheck time.Duration, changes <-chan struct{}) error {
+	t := time.NewTimer(recheck)
 	defer t.Stop()
 	failures := 0
 	for {
@@ -32,6 +41,8 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval time
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-changes:
+			t.Stop()
 		}
 		err := alive(ctx)
 		if ctx.Err() != nil {
@@ -39,8 +50,11 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval time
 		}
 		if err == nil {
 			failures = 0
+			t.Reset(interval)
 		} else if failures++; failures >= 2 {
 			return fmt.Errorf("%w: %v", ErrTmuxGone, err)
+		} else {
+			t.Reset(recheck)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestWatchEndsAfterTwoFailures(t *testing.T) {
 		}
 		return cause
 	}
-	err := tools.Watch(context.Background(), alive, time.Millisecond)
+	err := tools.Watch(context.Background(), alive, time.Millisecond, time.Millisecond, nil)
 	if !errors.Is(err, tools.ErrTmuxGone) {
 		t.Fatalf("Watch = %v, want ErrTmuxGone", err)
 	}
@@ -33,18 +33,73 @@ func TestWatchEndsAfterTwoFailures(t *testing.T) {
 	}
 }
 
-func TestWatchWaitsOneIntervalAndStopsWithContext(t *testing.T) {
+func TestWatchWaitsAndStopsWithContext(t *testing.T) {
 	var calls atomic.Int32
 	alive := func(context.Context) error { calls.Add(1); return errors.New("down") }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- tools.Watch(ctx, alive, time.Hour) }()
+	go func() { done <- tools.Watch(ctx, alive, time.Hour, time.Hour, nil) }()
 	time.Sleep(20 * time.Millisecond)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Watch after cancel = %v, want nil", err)
 	}
 	if n := calls.Load(); n != 0 {
-		t.Errorf("alive called %d times before the first interval, want 0", n)
+		t.Errorf("alive called %d times before the first check was due, want 0", n)
+	}
+}
+
+// TestWatchRechecksSoon checks that a failed check is repeated after the
+// recheck delay, and that a check that passes puts the next one a whole
+// interval away.
+func TestWatchRechecksSoon(t *testing.T) {
+	const interval = 300 * time.Millisecond
+	var at []time.Time
+	alive := func(context.Context) error {
+		at = append(at, time.Now())
+		if len(at) == 2 {
+			return nil
+		}
+		return errors.New("down")
+	}
+	if err := tools.Watch(context.Background(), alive, interval, time.Millisecond, nil); !errors.Is(err, tools.ErrTmuxGone) {
+		t.Fatalf("Watch = %v, want ErrTmuxGone", err)
+	}
+	if len(at) != 4 {
+		t.Fatalf("alive called %d times, want 4", len(at))
+	}
+	if d := at[1].Sub(at[0]); d >= interval/2 {
+		t.Errorf("check after a failure came %v later, want the recheck delay", d)
+	}
+	if d := at[2].Sub(at[1]); d < interval {
+		t.Errorf("check after a pass came %v later, want at least %v", d, interval)
+	}
+	if d := at[3].Sub(at[2]); d >= interval/2 {
+		t.Errorf("second failure came %v after the first, want the recheck delay", d)
+	}
+}
+
+// TestWatchChecksOnChange checks that a value on changes starts a check at
+// once, long before the interval.
+func TestWatchChecksOnChange(t *testing.T) {
+	changes := make(chan struct{}, 1)
+	checked := make(chan struct{}, 4)
+	alive := func(context.Context) error {
+		checked <- struct{}{}
+		return errors.New("down")
+	}
+	done := make(chan error, 1)
+	go func() { done <- tools.Watch(context.Background(), alive, time.Hour, time.Millisecond, changes) }()
+	changes <- struct{}{}
+	select {
+	case err := <-done:
+		if !errors.Is(err, tools.ErrTmuxGone) {
+			t.Fatalf("Watch = %v, want ErrTmuxGone", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not check on a change")
+	}
+	if n := len(checked); n != 2 {
+		t.Errorf("alive called %d times, want 2", n)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -198,7 +197,7 @@ func (s *Store) removeLeftovers(before time.Time, dryRun bool) (int, error) {
 			continue
 		}
 		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+			if !isTempName(e.Name()) || !e.Type().IsRegular() {
 				continue
 			}
 			info, err := e.Info()

@@ -318,15 +318,28 @@ func TestCleanupKeepsGoingWithoutRemovingACursor(t *testing.T) {
 
 // TestCleanupRemovesLeftoverTempFiles checks that cleanup removes the
 // temporary files of rewrites that a crash left an hour ago or more, and
-// keeps a newer one, which a rewrite may still be using, and a directory
-// that only looks like one; a dry run counts the same and removes nothing.
+// keeps a newer one, which a rewrite may still be using, a directory that
+// only looks like one, and the mailboxes of agents whose names start like
+// one; a dry run counts the same and removes nothing.
 func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
 	s := cleanupFixture(t)
+	for _, name := range []string{".tmp-x", ".tmp-123"} {
+		if _, err := s.Append("bob", name, "unread mail of "+name); err != nil {
+			t.Fatal(err)
+		}
+		old := cleanupNow.Add(-3 * time.Hour)
+		if err := os.Chtimes(s.MailboxPath(name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for path, age := range map[string]time.Duration{
-		filepath.Join(s.Dir(), ".tmp-states"):          61 * time.Minute,
-		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):  3 * time.Hour,
-		filepath.Join(s.MailboxDir(), ".tmp-fresh"):    10 * time.Minute,
-		filepath.Join(s.MailboxDir(), ".tmp-dir", "x"): 3 * time.Hour,
+		filepath.Join(s.Dir(), ".tmp-4002311187"):           61 * time.Minute,
+		filepath.Join(s.MailboxDir(), ".tmp-17"):            3 * time.Hour,
+		filepath.Join(s.MailboxDir(), ".tmp-99"):            10 * time.Minute,
+		filepath.Join(s.MailboxDir(), ".tmp-1234", "x"):     3 * time.Hour,
+		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):       3 * time.Hour,
+		filepath.Join(s.MailboxDir(), ".tmp-"):              3 * time.Hour,
+		filepath.Join(s.MailboxDir(), ".tmp-12.jsonl.lock"): 3 * time.Hour,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
@@ -349,10 +362,15 @@ func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
 		}
 	}
 	for path, wantKept := range map[string]bool{
-		filepath.Join(s.Dir(), ".tmp-states"):          false,
-		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):  false,
-		filepath.Join(s.MailboxDir(), ".tmp-fresh"):    true,
-		filepath.Join(s.MailboxDir(), ".tmp-dir", "x"): true,
+		filepath.Join(s.Dir(), ".tmp-4002311187"):           false,
+		filepath.Join(s.MailboxDir(), ".tmp-17"):            false,
+		filepath.Join(s.MailboxDir(), ".tmp-99"):            true,
+		filepath.Join(s.MailboxDir(), ".tmp-1234", "x"):     true,
+		filepath.Join(s.MailboxDir(), ".tmp-mailbox"):       true,
+		filepath.Join(s.MailboxDir(), ".tmp-"):              true,
+		filepath.Join(s.MailboxDir(), ".tmp-12.jsonl.lock"): true,
+		s.MailboxPath(".tmp-x"):                             true,
+		s.MailboxPath(".tmp-123"):                           true,
 	} {
 		if _, err := os.Stat(path); (err == nil) != wantKept {
 			t.Errorf("%s: kept = %v, want %v", path, err == nil, wantKept)

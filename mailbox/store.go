@@ -543,8 +543,25 @@ func (s *Store) Ignored() (map[string]bool, error) {
 	return set, nil
 }
 
-// tempPrefix starts the names of the temporary files of writeFileAtomic.
+// tempPrefix starts the names of the temporary files of writeFileAtomic;
+// os.CreateTemp ends them with a decimal number.
 const tempPrefix = ".tmp-"
+
+// isTempName reports whether name is one writeFileAtomic can give a
+// temporary file. A mailbox's name ends in ".jsonl", so that of an agent
+// named ".tmp-1" is never one.
+func isTempName(name string) bool {
+	digits, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok || digits == "" {
+		return false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // writeFileAtomic replaces target with data through a synced temporary file
 // in target's directory and a rename, then syncs the directory. A crash

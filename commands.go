@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -153,19 +154,34 @@ func readMessage(r io.Reader) (string, error) {
 // terminal: a character device that is not /dev/null, which scripts use to
 // mean "no input" or "no output".
 func isTerminal(stream any) bool {
+	fi, ok := streamInfo(stream)
+	return ok && fi.Mode()&os.ModeCharDevice != 0 && !isNullDevice(fi)
+}
+
+// isNull reports whether the output stream is /dev/null. It is also what
+// the Go runtime puts in place of a standard output or error that was
+// closed when the program started ("agentmail receive >&-").
+func isNull(stream any) bool {
+	fi, ok := streamInfo(stream)
+	return ok && isNullDevice(fi)
+}
+
+// streamInfo describes the file behind stream, if it is one.
+func streamInfo(stream any) (fs.FileInfo, bool) {
 	if o, ok := stream.(*outputWriter); ok {
 		stream = o.w
 	}
 	f, ok := stream.(*os.File)
 	if !ok {
-		return false
+		return nil, false
 	}
 	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
+	return fi, err == nil
+}
+
+func isNullDevice(fi fs.FileInfo) bool {
 	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
+	return err == nil && os.SameFile(fi, null)
 }
 
 var receiveCmd = &command{
@@ -176,9 +192,13 @@ Each message is delivered once, even to receivers running at the same time.
 A mailbox that another process keeps locked for 5 seconds fails the
 receive, and the mail stays unread.
 
+Standard output that is /dev/null or closed is an error, and the mail
+stays unread.
+
 Flags:
   --hook   for assistant Stop hooks: print nothing and exit 0 when there is no
-           mail, outside tmux or on any error; with mail, print "You got new
+           mail, outside tmux or on any error (standard error that is
+           /dev/null or closed among them); with mail, print "You got new
            mail" and the message on standard error and exit 2`,
 	run: runReceive,
 }
@@ -191,8 +211,12 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	}
 	svc := e.service("warning: ")
 	// The message is written out before it is marked read: one that cannot
-	// be written (a full disk, a closed pipe) stays unread.
+	// be written (a full disk, a closed pipe) stays unread. Nor is one
+	// written to /dev/null, where it would be lost as surely.
 	if *hook {
+		if isNull(e.stderr) {
+			return nil
+		}
 		// A hook says nothing but the mail, and waits at most hookWait for
 		// a mailbox that another process holds: the mail stays for the
 		// next time.
@@ -207,6 +231,9 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 		return &exitError{code: 2}
+	}
+	if isNull(e.stdout) {
+		return errors.New("standard output is /dev/null or closed, where a message would be lost; mail stays unread")
 	}
 	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
 	m, err := out.receive(ctx, svc)

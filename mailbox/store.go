@@ -360,15 +360,16 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 	return found, nil
 }
 
-// MarkReadContext marks the unread message with this id in name's mailbox
-// read, under the mailbox's lock, which it waits for until ctx is done. It
-// is for a message that a deliver function of ReceiveContext hands on
-// after the lock is let go: deliver fails, so the message stays unread
-// meanwhile, and once it has been handed on the caller marks it read. It
-// reports whether it found the message unread: false, with a nil error,
-// when another receive has marked it read meanwhile (it was then delivered
-// twice) or it is gone.
-func (s *Store) MarkReadContext(ctx context.Context, name, id string) (bool, error) {
+// MarkReadContext marks the first unread line of name's mailbox that holds
+// m (the same id, sender, recipient, text and creation time) read, under
+// the mailbox's lock, which it waits for until ctx is done. It is for a
+// message that a deliver function of ReceiveContext hands on after the lock
+// is let go: deliver fails, so the message stays unread meanwhile, and once
+// it has been handed on the caller marks it read. It reports whether it
+// found the message unread: false, with a nil error, when another receive
+// has marked it read meanwhile (it was then delivered twice) or it is gone.
+// Another message with the same id is never taken for it.
+func (s *Store) MarkReadContext(ctx context.Context, name string, m *Message) (bool, error) {
 	if err := ValidName(name); err != nil {
 		return false, err
 	}
@@ -381,8 +382,8 @@ func (s *Store) MarkReadContext(ctx context.Context, name, id string) (bool, err
 	}
 	marked := false
 	_, err = scanLines(f.File, 0, fi.Size(), func(line []byte, at int64) (bool, error) {
-		kind, m, flagOff, _ := classifyLine(line[:len(line)-1])
-		if kind != lineUnread || m.ID != id {
+		kind, got, flagOff, _ := classifyLine(line[:len(line)-1])
+		if kind != lineUnread || !sameMessage(&got, m) {
 			return false, nil
 		}
 		if _, err := f.WriteAt(flipTrue, at+int64(flagOff)); err != nil {
@@ -395,6 +396,11 @@ func (s *Store) MarkReadContext(ctx context.Context, name, id string) (bool, err
 		err = cerr
 	}
 	return marked, err
+}
+
+// sameMessage reports whether a and b are the same message.
+func sameMessage(a, b *Message) bool {
+	return a.ID == b.ID && a.From == b.From && a.To == b.To && a.Message == b.Message && a.CreatedAt.Equal(b.CreatedAt)
 }
 
 // Unread counts the unread messages of name's mailbox (0 when it has none).

@@ -390,13 +390,13 @@ func TestContextLockWait(t *testing.T) {
 	}
 }
 
-// MarkReadContext marks the unread message with the given id read, and
-// only it; a message already read, an unknown id and a missing mailbox
-// report false and change nothing.
+// MarkReadContext marks the unread message it is given read, and only it;
+// a message already read, an unknown one and a missing mailbox report false
+// and change nothing.
 func TestMarkReadContext(t *testing.T) {
 	s, w := newStore(t)
 	ctx := context.Background()
-	if ok, err := s.MarkReadContext(ctx, "bob", "no-such-id"); ok || err != nil {
+	if ok, err := s.MarkReadContext(ctx, "bob", &Message{ID: "no-such-id"}); ok || err != nil {
 		t.Fatalf("without a mailbox: MarkReadContext = %v, %v; want false, nil", ok, err)
 	}
 	first := mustAppend(t, s, "alice", "bob", "first")
@@ -405,12 +405,12 @@ func TestMarkReadContext(t *testing.T) {
 	if _, err := s.ReceiveContext(ctx, "bob", func(*Message) error { return handOnLater }); !errors.Is(err, handOnLater) {
 		t.Fatalf("ReceiveContext = %v, want the deliver error", err)
 	}
-	if ok, err := s.MarkReadContext(ctx, "bob", second.ID); !ok || err != nil {
+	if ok, err := s.MarkReadContext(ctx, "bob", &second); !ok || err != nil {
 		t.Fatalf("MarkReadContext(second) = %v, %v; want true, nil", ok, err)
 	}
-	for _, id := range []string{second.ID, "no-such-id"} {
-		if ok, err := s.MarkReadContext(ctx, "bob", id); ok || err != nil {
-			t.Errorf("MarkReadContext(%s) = %v, %v; want false, nil", id, ok, err)
+	for _, m := range []*Message{&second, {ID: "no-such-id"}} {
+		if ok, err := s.MarkReadContext(ctx, "bob", m); ok || err != nil {
+			t.Errorf("MarkReadContext(%s) = %v, %v; want false, nil", m.ID, ok, err)
 		}
 	}
 	if m := mustReceive(t, s, "bob"); m == nil || m.ID != first.ID {
@@ -419,10 +419,35 @@ func TestMarkReadContext(t *testing.T) {
 	if m, err := s.Receive("bob"); m != nil || err != nil {
 		t.Errorf("Receive = %v, %v; want nothing: the second was marked read", m, err)
 	}
-	if _, err := s.MarkReadContext(ctx, "../bob", first.ID); err == nil {
+	if _, err := s.MarkReadContext(ctx, "../bob", &first); err == nil {
 		t.Error("MarkReadContext with an invalid name succeeded")
 	}
 	if got := w.take(); len(got) != 0 {
 		t.Errorf("warnings: %q", got)
+	}
+}
+
+// TestMarkReadContextSameID checks that a late marking never takes another
+// message with the same id for the one it was given: here the first was
+// delivered again, and marked read, before its late marking came.
+func TestMarkReadContextSameID(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	a := `{"id":"dup","from":"alice","to":"bob","message":"A","read_flag":false,"created_at":"2026-01-01T00:00:00Z"}`
+	b := `{"id":"dup","from":"alice","to":"bob","message":"B","read_flag":false,"created_at":"2026-01-01T00:00:00Z"}`
+	writeMailbox(t, s, "bob", a+"\n"+b+"\n")
+	var late Message
+	handOnLater := errors.New("handed on later")
+	if _, err := s.ReceiveContext(ctx, "bob", func(m *Message) error { late = *m; return handOnLater }); !errors.Is(err, handOnLater) {
+		t.Fatalf("ReceiveContext = %v, want the deliver error", err)
+	}
+	if m := mustReceive(t, s, "bob"); m == nil || m.Message != "A" {
+		t.Fatalf("Receive = %v, want A again", m)
+	}
+	if ok, err := s.MarkReadContext(ctx, "bob", &late); ok || err != nil {
+		t.Errorf("late MarkReadContext(A) = %v, %v; want false, nil", ok, err)
+	}
+	if m := mustReceive(t, s, "bob"); m == nil || m.Message != "B" {
+		t.Errorf("Receive = %v, want B", m)
 	}
 }

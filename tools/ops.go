@@ -274,7 +274,7 @@ func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	_, err = st.MarkReadContext(ctx, sess.Self.Name, m.ID)
+	_, err = st.MarkReadContext(ctx, sess.Self.Name, m)
 	return s.lockError(err)
 }
 

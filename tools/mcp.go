@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -382,6 +383,15 @@ func (s *Server) runTool(ctx context.Context, p *params, modern bool) (toolResul
 	if err != nil {
 		return toolResult{}, err
 	}
+	// Which copy of a repeated member counts is not something client and
+	// server can be sure to agree on (jsonrpc refuses repeated envelope
+	// members for the same reason): the call could run another tool, or
+	// send to another agent, than the client meant.
+	for _, k := range []string{"name", "arguments"} {
+		if p.count(k) > 1 {
+			return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: repeated member %q", k)
+		}
+	}
 	if rawName == nil {
 		return toolResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing tool name")
 	}
@@ -436,9 +446,17 @@ func toolError(err error) toolResult {
 
 // arguments checks the members of the arguments object against the tool's
 // input schema: every parameter is a required string and no other argument
-// is allowed. A name given twice counts once, with its last value.
+// is allowed. A name given twice is refused, as the CLI refuses a flag
+// given twice.
 func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
-	if k := t.unknownArgument(members); k != "" {
+	for i, m := range members {
+		for _, prev := range members[:i] {
+			if bytes.Equal(prev.Name, m.Name) {
+				return nil, fmt.Errorf("argument %q given twice", m.Name)
+			}
+		}
+	}
+	if k, ok := t.unknownArgument(members); ok {
 		return nil, fmt.Errorf("unknown argument %q: %s takes %s", k, t.Name, describeParams(t.params))
 	}
 	args := make(map[string]string, len(t.params))
@@ -465,8 +483,9 @@ func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 }
 
 // unknownArgument returns the first argument name, in sorted order, that
-// the tool does not take, so that the error names the same one every time.
-func (t *tool) unknownArgument(members []jsonrpc.Member) string {
+// the tool does not take, so that the error names the same one every time,
+// and whether there is one (the empty name is a name too).
+func (t *tool) unknownArgument(members []jsonrpc.Member) (string, bool) {
 	var unknown []string
 	for _, m := range members {
 		if k := string(m.Name); !slices.Contains(t.params, k) {
@@ -474,9 +493,9 @@ func (t *tool) unknownArgument(members []jsonrpc.Member) string {
 		}
 	}
 	if len(unknown) == 0 {
-		return ""
+		return "", false
 	}
-	return slices.Min(unknown)
+	return slices.Min(unknown), true
 }
 
 func describeParams(params []string) string {
@@ -551,6 +570,17 @@ func (p *params) member(name string) (json.RawMessage, error) {
 	}
 	v, _ := jsonrpc.LastMember(p.members, name)
 	return v, nil
+}
+
+// count returns how many times params holds the member name.
+func (p *params) count(name string) int {
+	n := 0
+	for _, m := range p.members {
+		if string(m.Name) == name {
+			n++
+		}
+	}
+	return n
 }
 
 // metaValue returns the raw value of a member of params._meta.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"agentmail/mailbox"
 	"agentmail/tmux"
@@ -333,6 +334,26 @@ func (mw *messageWriter) wait() error {
 	return mw.err
 }
 
+// escapeControls writes the control characters of s, line breaks among
+// them, as Go escapes them in a quoted string: a log line that quotes what
+// a client sent (a method name, an argument) stays one line, and cannot
+// pass for a line of its own or rewrite a terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // visibleControls shows the control characters of s other than newline
 // and tab, which a terminal would act on, as cat -v does: ESC as ^[, CR as
 // ^M, DEL as ^?, and those of U+0080 to U+009F as M-^[ and the like. A
@@ -623,7 +644,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(e.stderr, "agentmail mcp: "+format+"\n", args...)
+		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", escapeControls(fmt.Sprintf(format, args...)))
 	}
 	svc := e.service("agentmail mcp: warning: ")
 	client, ok := svc.Term.(*tmux.Client)

@@ -168,7 +168,7 @@ func exitCode(e *env, cmd *command, err error) int {
 			return code
 		}
 	}
-	fmt.Fprintf(e.stderr, "error: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(e.stderr, "error: %s\n", tools.OneLine(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmd.usage)
@@ -185,11 +185,6 @@ func statusOf(err error) int {
 		return 2
 	}
 	return 1
-}
-
-// oneLine keeps an error to the one line the CLI promises.
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "; ")
 }
 
 // parseArgs parses flags that may come before or after positional

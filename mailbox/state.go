@@ -9,7 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The statuses an agent can have.
@@ -24,6 +27,10 @@ func ValidStatus(status string) error {
 	switch status {
 	case StatusReady, StatusWork, StatusOffline:
 		return nil
+	}
+	if strings.ContainsFunc(status, unicode.IsControl) || !utf8.ValidString(status) {
+		// Quoted, so that the message stays one line of plain text.
+		return fmt.Errorf("Invalid status: %q. Valid: ready, work, offline", status)
 	}
 	return fmt.Errorf("Invalid status: %s. Valid: ready, work, offline", status)
 }

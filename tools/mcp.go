@@ -440,8 +440,15 @@ func toolOK(text string, structured any) toolResult {
 // toolError is the result of a call that failed validation or failed while
 // running: one line of text the model can act on.
 func toolError(err error) toolResult {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	return toolResult{Content: []textContent{{Type: "text", Text: msg}}, IsError: true}
+	return toolResult{Content: []textContent{{Type: "text", Text: OneLine(err.Error())}}, IsError: true}
+}
+
+// OneLine keeps an error message to the one line that the CLI and the MCP
+// tools promise: line breaks become "; ".
+func OneLine(s string) string {
+	s = strings.TrimRight(s, "\r\n")
+	s = strings.ReplaceAll(s, "\r\n", "; ")
+	return strings.NewReplacer("\n", "; ", "\r", "; ").Replace(s)
 }
 
 // arguments checks the members of the arguments object against the tool's

@@ -168,18 +168,26 @@ func TestControlCancelledQuery(t *testing.T) {
 	}
 }
 
+// openControl starts a test server with a second session, "keep", and
+// returns a Client of its pane alice whose control connection is open.
+func openControl(t *testing.T) (*server, *Client) {
+	t.Helper()
+	s, alice := startServer(t)
+	s.tmux("new-session", "-d", "-s", "keep", "cat")
+	k := &Control{}
+	t.Cleanup(k.Close)
+	c := &Client{Pane: alice, Control: k}
+	if err := c.Alive(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
 // TestControlSessionKilled checks that the loss of the session is reported
 // as through a process: the connection ends and the process says why.
 func TestControlSessionKilled(t *testing.T) {
 	ctx := context.Background()
-	s, alice := startServer(t)
-	s.tmux("new-session", "-d", "-s", "keep", "cat")
-	k := &Control{}
-	defer k.Close()
-	c := &Client{Pane: alice, Control: k}
-	if err := c.Alive(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s, c := openControl(t)
 	s.tmux("kill-session", "-t", "proj")
 	if err := c.Alive(ctx); !errors.Is(err, ErrNotInTmux) {
 		t.Errorf("Alive after kill-session = %v, want ErrNotInTmux", err)
@@ -193,16 +201,9 @@ func TestControlSessionKilled(t *testing.T) {
 // after which the Client's pane may be gone (a window closed, a pane
 // closed, the session killed), and not others such as a renamed window.
 func TestControlChanges(t *testing.T) {
-	ctx := context.Background()
-	s, alice := startServer(t)
-	s.tmux("new-session", "-d", "-s", "keep", "cat")
-	k := &Control{}
-	defer k.Close()
-	c := &Client{Pane: alice, Control: k}
-	changes := k.Changes()
-	if err := c.Alive(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s, c := openControl(t)
+	alice := c.Pane
+	changes := c.Control.Changes()
 	drain := func() {
 		for {
 			select {

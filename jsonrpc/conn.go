@@ -306,14 +306,14 @@ func (c *Conn) Serve(ctx context.Context) error {
 func (c *Conn) writeWait() time.Duration { return cmp.Or(c.opt.WriteWait, time.Second) }
 
 // Cancel drops the answer of the queued or running request with this id
-// (byte-exact match) and cancels the context passed to its handler; a request
+// (the same id: see idKey) and cancels the context passed to its handler; a request
 // still queued never runs. The id is free for a new request at once, since
 // the cancelled one can no longer be answered. Unknown ids, and requests
 // already answered, are ignored. Cancel may be called from any goroutine,
 // including Preempt and handlers.
 func (c *Conn) Cancel(id json.RawMessage) {
 	c.mu.Lock()
-	cl := c.inflight[string(id)]
+	cl := c.inflight[idKey(id)]
 	if cl == nil {
 		c.mu.Unlock()
 		return
@@ -452,7 +452,7 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 		}
 		return cl
 	}
-	key := string(cl.req.ID)
+	key := idKey(cl.req.ID)
 	c.mu.Lock()
 	_, dup := c.inflight[key]
 	if !dup {
@@ -463,7 +463,7 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 	if dup {
 		// The answer carries id null: with the original's id it would look
 		// like an answer to the original.
-		c.logf("jsonrpc: duplicate id %s", key)
+		c.logf("jsonrpc: duplicate id %s", cl.req.ID)
 		return &call{err: errDuplicateID}
 	}
 	return cl
@@ -771,6 +771,21 @@ func (c *Conn) commit(cl *call) bool {
 	defer c.mu.Unlock()
 	c.forget(cl)
 	return !cl.cancelled
+}
+
+// idKey is the key of a request id in inflight. Ids are echoed as they
+// were written, but compared as JSON values: "a" and "\u0061" are the same
+// string, and so the same id. Numbers are compared as written; JSON-RPC
+// ids should hold no fraction or exponent. A string with a lone surrogate
+// escape, which decodes to U+FFFD, is kept as written too, so that two
+// different ones do not become one.
+func idKey(id json.RawMessage) string {
+	if len(id) > 0 && id[0] == '"' && !LoneSurrogate(id) {
+		if s, ok := StringValue(id); ok {
+			return "s" + s
+		}
+	}
+	return "v" + string(id)
 }
 
 // forget removes cl from inflight if it is there. c.mu must be held.

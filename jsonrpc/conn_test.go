@@ -522,6 +522,29 @@ func TestServeDuplicateID(t *testing.T) {
 	})
 }
 
+// TestServeSameStringID checks that ids are compared as JSON values: a
+// string id written with an escape is the id of the request in progress,
+// for a duplicate and for a cancellation, and is still echoed as written.
+func TestServeSameStringID(t *testing.T) {
+	var conn *jsonrpc.Conn
+	h, started, release := blocking()
+	preempt, seen := marker(cancelOn(&conn))
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: preempt})
+	conn = p.conn
+
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"slow"}`)
+	wait(t, started, "the slow request")
+	p.send(`{"jsonrpc":"2.0","id":"\u0061","method":"ping"}`, `{"jsonrpc":"2.0","id":"\ud800","method":"slow"}`, markerLine)
+	wait(t, seen, "the marker")
+	p.send(`{"jsonrpc":"2.0","method":"cancel","params":{"id":"\ud801"}}`, `{"jsonrpc":"2.0","method":"cancel","params":{"id":"\u0061"}}`, `{"jsonrpc":"2.0","id":"\u0062","method":"ping"}`)
+	close(release)
+	checkLines(t, p.finish(), []string{
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate id of a request in progress"}}`,
+		`{"jsonrpc":"2.0","id":"\ud800","result":{"slow":"done"}}`,
+		`{"jsonrpc":"2.0","id":"\u0062","result":{}}`,
+	})
+}
+
 // cancelOn returns a Preempt function that handles "cancel" notifications,
 // whose params are the raw id to cancel, by calling conn.Cancel.
 func cancelOn(conn **jsonrpc.Conn) func(*jsonrpc.Request) bool {

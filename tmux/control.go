@@ -47,28 +47,52 @@ type Control struct {
 	blocks chan controlBlock // replies to our commands, in order
 	exited chan struct{}     // closed when the control client's output ends
 
-	changesOnce sync.Once
-	changes     chan struct{} // see Changes
+	changesMu    sync.Mutex
+	changes      chan struct{} // see Changes
+	changesEnded bool          // changes is closed
 }
 
 // Changes returns a channel that receives a value when tmux reports, on the
 // open connection, a change that may have taken the Client's pane away: a
-// window or pane closed, a session created, destroyed or switched, or the
-// end of the connection itself. Values do not pile up: one waits until it
-// is received, and others meanwhile are dropped. Nothing comes while the
-// connection is not open; the MCP server's watchdog checks at once on a
-// value, instead of at its next tick.
+// window or pane closed, a session created, destroyed or switched. Values
+// do not pile up: one waits until it is received, and others meanwhile are
+// dropped. Nothing comes before the connection opens. The channel is closed
+// once the connection has ended or cannot be opened, since from then on no
+// change will be reported. The MCP server's watchdog checks at once on a
+// value or the close, and checks often for as long as no changes come.
 func (k *Control) Changes() <-chan struct{} {
-	k.changesOnce.Do(func() { k.changes = make(chan struct{}, 1) })
+	k.changesMu.Lock()
+	defer k.changesMu.Unlock()
+	return k.changesLocked()
+}
+
+func (k *Control) changesLocked() chan struct{} {
+	if k.changes == nil {
+		k.changes = make(chan struct{}, 1)
+	}
 	return k.changes
 }
 
 // changed sends on the Changes channel without waiting.
 func (k *Control) changed() {
-	k.Changes()
+	k.changesMu.Lock()
+	defer k.changesMu.Unlock()
+	if k.changesEnded {
+		return
+	}
 	select {
-	case k.changes <- struct{}{}:
+	case k.changesLocked() <- struct{}{}:
 	default:
+	}
+}
+
+// endChanges closes the Changes channel, once.
+func (k *Control) endChanges() {
+	k.changesMu.Lock()
+	defer k.changesMu.Unlock()
+	if !k.changesEnded {
+		k.changesEnded = true
+		close(k.changesLocked())
 	}
 }
 
@@ -229,10 +253,10 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 // list of windows says, and a program that can name windows so can type
 // into any pane of the server anyway.
 // Any other line outside a block means the output can no longer be
-// followed, and the connection is given up. Notifications in changeNotices,
-// and the end of the output, are passed on to Changes.
+// followed, and the connection is given up. Notifications in changeNotices
+// are passed on to Changes, and the end of the output closes it.
 func (k *Control) read(r io.Reader) {
-	defer k.changed()
+	defer k.endChanges()
 	defer close(k.exited)
 	defer k.stdin.Close()
 	sc := bufio.NewScanner(r)
@@ -281,6 +305,7 @@ func (k *Control) Close() {
 func (k *Control) closeLocked() {
 	prev := k.state
 	k.state = controlClosed
+	k.endChanges()
 	if prev != controlOpen {
 		return
 	}

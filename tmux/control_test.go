@@ -199,7 +199,8 @@ func TestControlSessionKilled(t *testing.T) {
 
 // TestControlChanges checks that the connection passes on the notices
 // after which the Client's pane may be gone (a window closed, a pane
-// closed, the session killed), and not others such as a renamed window.
+// closed, the session killed), and not others such as a renamed window,
+// and that its end closes the channel.
 func TestControlChanges(t *testing.T) {
 	s, c := openControl(t)
 	alice := c.Pane
@@ -239,6 +240,39 @@ func TestControlChanges(t *testing.T) {
 	expect("kill-pane", true)
 	s.tmux("kill-session", "-t", "proj")
 	expect("kill-session", true)
+	// The connection has ended with the session: no change can come any
+	// more, and the channel says so by closing.
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, open := <-changes:
+			if !open {
+				return
+			}
+		case <-deadline:
+			t.Fatal("Changes not closed after the connection ended")
+		}
+	}
+}
+
+// TestControlChangesClosedUnopened checks that Changes is closed when the
+// connection cannot be opened: no change will ever be reported.
+func TestControlChangesClosedUnopened(t *testing.T) {
+	startServer(t)
+	k := &Control{}
+	defer k.Close()
+	c := &Client{Pane: "%999", Control: k}
+	if err := c.Alive(context.Background()); err == nil {
+		t.Fatal("Alive of a pane that does not exist succeeded")
+	}
+	select {
+	case _, open := <-k.Changes():
+		if open {
+			t.Error("a change from a connection that never opened")
+		}
+	default:
+		t.Error("Changes still open after the connection could not be opened")
+	}
 }
 
 func TestCommandLine(t *testing.T) {

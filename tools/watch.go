@@ -12,14 +12,14 @@ import (
 var ErrTmuxGone = errors.New("tmux context lost")
 
 // WatchInterval is how often Watch asks tmux whether the agent's pane is
-// still there, and WatchRecheck how soon it asks again after a failed
-// check. Two failed checks in a row end the watch, so the loss is reported
-// within WatchInterval plus WatchRecheck plus the time of two tmux
-// commands, inside a second. Once the first check has opened the control
-// connection, its notices of closed windows and sessions start a check at
-// once, and the loss is reported within WatchRecheck and two commands.
-// Every check wakes the server and the tmux server; an idle agent's server
-// is checked twice a second.
+// still there while tmux reports changes on a control connection, and
+// WatchRecheck how soon it asks again after a failed check, and how often
+// it asks when no changes are reported (before the connection opens, and
+// without one). Two failed checks in a row end the watch. A loss that tmux
+// reports is seen at once and confirmed WatchRecheck later; any other within
+// WatchInterval plus WatchRecheck plus the time of three tmux commands,
+// inside a second. Every check wakes the server and the tmux server; an
+// idle agent's server with a control connection is checked twice a second.
 const (
 	WatchInterval = 500 * time.Millisecond
 	WatchRecheck  = 200 * time.Millisecond
@@ -29,10 +29,14 @@ const (
 // twice in a row (returning an error wrapping ErrTmuxGone and the cause).
 // The first check comes recheck after the start, so that a starting server
 // answers its client's first requests without a tmux command competing for
-// the CPU. Then a check comes every interval, at once when changes (which
-// may be nil) receives, and recheck after one that failed; the second check
-// keeps one slow or interrupted tmux command from ending an agent's server.
+// the CPU. Then a check comes at once when changes receives, every interval
+// while changes is open, every recheck when it is nil or closed, and
+// recheck after one that failed; the second check keeps one slow or
+// interrupted tmux command from ending an agent's server.
 func Watch(ctx context.Context, alive func(context.Context) error, interval, recheck time.Duration, changes <-chan struct{}) error {
+	if changes == nil {
+		interval = recheck
+	}
 	t := time.NewTimer(recheck)
 	defer t.Stop()
 	failures := 0
@@ -41,8 +45,11 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval, rec
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-		case <-changes:
+		case _, open := <-changes:
 			t.Stop()
+			if !open {
+				changes, interval = nil, recheck
+			}
 		}
 		err := alive(ctx)
 		if ctx.Err() != nil {

@@ -51,7 +51,7 @@ func TestWatchWaitsAndStopsWithContext(t *testing.T) {
 
 // TestWatchRechecksSoon checks that a failed check is repeated after the
 // recheck delay, and that a check that passes puts the next one a whole
-// interval away.
+// interval away while changes can still come.
 func TestWatchRechecksSoon(t *testing.T) {
 	const interval = 300 * time.Millisecond
 	var at []time.Time
@@ -62,7 +62,7 @@ func TestWatchRechecksSoon(t *testing.T) {
 		}
 		return errors.New("down")
 	}
-	if err := tools.Watch(context.Background(), alive, interval, time.Millisecond, nil); !errors.Is(err, tools.ErrTmuxGone) {
+	if err := tools.Watch(context.Background(), alive, interval, time.Millisecond, make(chan struct{})); !errors.Is(err, tools.ErrTmuxGone) {
 		t.Fatalf("Watch = %v, want ErrTmuxGone", err)
 	}
 	if len(at) != 4 {
@@ -101,5 +101,32 @@ func TestWatchChecksOnChange(t *testing.T) {
 	}
 	if n := len(checked); n != 2 {
 		t.Errorf("alive called %d times, want 2", n)
+	}
+}
+
+// TestWatchWithoutChanges checks that without changes to wait for (none
+// given, or the channel closed when the control connection ended) checks
+// come every recheck delay, not every interval.
+func TestWatchWithoutChanges(t *testing.T) {
+	closed := make(chan struct{})
+	close(closed)
+	for _, changes := range []chan struct{}{nil, closed} {
+		var calls atomic.Int32
+		alive := func(context.Context) error {
+			if calls.Add(1) <= 3 {
+				return nil
+			}
+			return errors.New("down")
+		}
+		done := make(chan error, 1)
+		go func() { done <- tools.Watch(context.Background(), alive, time.Hour, time.Millisecond, changes) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, tools.ErrTmuxGone) {
+				t.Errorf("changes %v: Watch = %v, want ErrTmuxGone", changes, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("changes %v: Watch waited for the interval", changes)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func (e *env) service(warnPrefix string) *tools.Service {
 	} else {
 		svc.Store = mailbox.New(root)
 		svc.Store.Warnf = func(format string, args ...any) {
-			fmt.Fprintf(e.stderr, warnPrefix+format+"\n", args...)
+			fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, escapeControls(fmt.Sprintf(format, args...)))
 		}
 	}
 	if c, err := tmux.FromEnv(os.Getenv); err != nil {

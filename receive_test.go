@@ -147,3 +147,31 @@ func TestVisibleControls(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsOneLine checks that warnings of the mailbox, which can quote
+// a path or a window name, are one line each with their control characters
+// escaped, as the MCP server's other log lines are.
+func TestWarningsOneLine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir(".git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	e := &env{stderr: &stderr}
+	svc := e.service("agentmail mcp: warning: ")
+	if svc.Store == nil {
+		t.Fatal(svc.StoreErr)
+	}
+	svc.Store.Warnf("skipping %s", "we\nird\x1b[2J \u0085")
+	if got, want := stderr.String(), `agentmail mcp: warning: skipping we\nird\x1b[2J \u0085`+"\n"; got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+	for in, want := range map[string]string{
+		"plain, ünïcode": "plain, ünïcode",
+		"a\r\nb\tc\x00":  `a\r\nb\tc\x00`,
+	} {
+		if got := escapeControls(in); got != want {
+			t.Errorf("escapeControls(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -159,12 +159,31 @@ func isTerminal(stream any) bool {
 	return ok && fi.Mode()&os.ModeCharDevice != 0 && !isNullDevice(fi)
 }
 
-// isNull reports whether the output stream is /dev/null. It is also what
-// the Go runtime puts in place of a standard output or error that was
-// closed when the program started ("agentmail receive >&-").
+// isNull reports whether the output stream is a device that discards what
+// is written to it: /dev/null, or another node of the same device (a
+// container's, a chroot's), or /dev/zero. /dev/null is also what the Go
+// runtime puts in place of a standard output or error that was closed when
+// the program started ("agentmail receive >&-").
 func isNull(stream any) bool {
 	fi, ok := streamInfo(stream)
-	return ok && isNullDevice(fi)
+	if !ok {
+		return false
+	}
+	if isNullDevice(fi) {
+		return true
+	}
+	dev, ok := deviceOf(fi)
+	if !ok {
+		return false
+	}
+	for _, sink := range []string{os.DevNull, "/dev/zero"} {
+		if si, err := os.Stat(sink); err == nil {
+			if d, ok := deviceOf(si); ok && d == dev {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // streamInfo describes the file behind stream, if it is one.
@@ -193,8 +212,8 @@ Each message is delivered once, even to receivers running at the same time.
 A mailbox that another process keeps locked for 5 seconds fails the
 receive, and the mail stays unread.
 
-Standard output that is /dev/null or closed is an error, and the mail
-stays unread.
+Standard output that discards what is written to it (/dev/null, or
+closed) is an error, and the mail stays unread.
 
 Flags:
   --hook   for assistant Stop hooks: print nothing and exit 0 when there is no
@@ -234,7 +253,7 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 2}
 	}
 	if isNull(e.stdout) {
-		return errors.New("standard output is /dev/null or closed, where a message would be lost; mail stays unread")
+		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
 	}
 	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
 	m, err := out.receive(ctx, svc)

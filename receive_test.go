@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +175,37 @@ func TestWarningsOneLine(t *testing.T) {
 		if got := escapeControls(in); got != want {
 			t.Errorf("escapeControls(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestIsNull checks which outputs receive refuses to write a message into:
+// the null device under any name, and /dev/zero, but not a file.
+func TestIsNull(t *testing.T) {
+	open := func(path string) *os.File {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	dir := t.TempDir()
+	for path, want := range map[string]bool{
+		os.DevNull:                     true,
+		"/dev/zero":                    true,
+		filepath.Join(dir, "file.txt"): false,
+	} {
+		if got := isNull(open(path)); got != want {
+			t.Errorf("isNull(%s) = %v, want %v", path, got, want)
+		}
+	}
+	// Another node of the null device, as a container or chroot has.
+	node := filepath.Join(dir, "null")
+	if err := exec.Command("mknod", node, "c", "1", "3").Run(); err != nil {
+		t.Logf("another node of the null device not tried: mknod: %v", err)
+		return
+	}
+	if !isNull(open(node)) {
+		t.Errorf("isNull(%s, a node of the null device) = false", node)
 	}
 }

@@ -173,6 +173,31 @@ func TestCursorAfterOldToolRewrite(t *testing.T) {
 	wantNoMessage(t, s, "bob")
 }
 
+// TestCursorNotOnBlankLine checks that the cursor never takes a blank
+// line for its fingerprint: a file rewritten in place (the same inode)
+// with a line break at the same offset would match it, and the unread
+// message before that offset would never be received.
+func TestCursorNotOnBlankLine(t *testing.T) {
+	s, _ := newStore(t)
+	read := `{"id":"r1","from":"alice","to":"bob","message":"old","read_flag":true}`
+	path := writeMailbox(t, s, "bob", read+"\n\n")
+	wantNoMessage(t, s, "bob") // saves a cursor
+	// Rewritten in place, as the earlier tool rewrites: one unread message,
+	// padded so that it ends where the blank line ended.
+	unread := `{"id":"u1","from":"alice","to":"bob","message":"new","read_flag":false}`
+	unread = strings.Replace(unread, `"new"`, `"new`+strings.Repeat(".", len(read)+1-len(unread))+`"`, 1)
+	if len(unread)+1 != len(read)+2 {
+		t.Fatalf("padding: %d bytes, want %d", len(unread)+1, len(read)+2)
+	}
+	if err := os.WriteFile(path, []byte(unread+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantUnread(t, s, "bob", 1)
+	if got := mustReceive(t, s, "bob"); got == nil || got.ID != "u1" {
+		t.Fatalf("Receive = %v, want u1", got)
+	}
+}
+
 func TestTornLastLine(t *testing.T) {
 	s, w := newStore(t)
 	ms := appendN(t, s, "bob", 2)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,4 +226,44 @@ func cleanupOf(s *Store, dry bool) cleanupOutcome {
 		o.Err = err.Error()
 	}
 	return o
+}
+
+// TestRewriteKeepsOwnerAndMode checks that a file replaced by rename keeps
+// the permissions of the one it replaces, and, for root, its owner and
+// group: a status change or cleanup run with sudo must not lock the agents
+// out of their files.
+func TestRewriteKeepsOwnerAndMode(t *testing.T) {
+	s, _ := newStore(t)
+	if err := s.SetStatus("bob", StatusWork, "%1"); err != nil {
+		t.Fatal(err)
+	}
+	path := s.StatesPath()
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	owner := os.Getuid()
+	if owner == 0 {
+		owner = 65534
+		if err := os.Chown(path, owner, owner); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Log("not root: the owner is not changed")
+	}
+	if err := s.SetStatus("bob", StatusReady, "%1"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v after the rewrite, want 0640", fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != owner || (owner == 65534 && st.Gid != 65534)) {
+		t.Errorf("owner %d:%d after the rewrite, want %d", st.Uid, st.Gid, owner)
+	}
+	if got := stateOf(t, s, "bob"); got.Status != StatusReady {
+		t.Errorf("status %q, want ready", got.Status)
+	}
 }

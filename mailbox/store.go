@@ -577,9 +577,16 @@ func isTempName(name string) bool {
 
 // writeFileAtomic replaces target with data through a synced temporary file
 // in target's directory and a rename, then syncs the directory. A crash
-// leaves either the old or the new content.
+// leaves either the old or the new content. The new file keeps the
+// permissions of the one it replaces, and its owner and group (see
+// keepOwner): a cleanup or status change run with sudo must not lock the
+// agents out of their own files.
 func writeFileAtomic(target string, data []byte) (err error) {
 	dir := filepath.Dir(target)
+	old, err := os.Lstat(target)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err
@@ -589,6 +596,15 @@ func writeFileAtomic(target string, data []byte) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if old != nil {
+		if err = tmp.Chmod(old.Mode().Perm()); err == nil {
+			err = keepOwner(tmp, old)
+		}
+		if err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()

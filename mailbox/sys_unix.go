@@ -3,7 +3,9 @@
 package mailbox
 
 import (
+	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -25,4 +27,22 @@ func links(fi fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// keepOwner gives f, which is to replace the file fi describes, that
+// file's owner and group. Only root can give a file away: for anyone else
+// the owner stays theirs (the replaced file was theirs to write through
+// its group or other permissions, which are kept), and the group is kept
+// when they belong to it.
+func keepOwner(f *os.File, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	err := f.Chown(int(st.Uid), int(st.Gid))
+	if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
+		f.Chown(-1, int(st.Gid))
+		return nil
+	}
+	return err
 }

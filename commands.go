@@ -470,6 +470,8 @@ var cleanupCmd = &command{
     (default 48);
     work and offline entries stay while their window may be there, so
     that the mailman goes on leaving those agents alone,
+  - the later entries of a name that has more than one: only the first
+    counts, here and in the earlier tool,
   - read messages older than --delivered-hours (default 2); messages
     without a creation time are kept, unread messages are never removed,
   - mailboxes left empty.
@@ -528,8 +530,9 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	}
 	// Which windows exist is only needed to find the entries of windows
 	// that are gone; without it those are kept, and the rest goes on.
+	listed := time.Now()
 	if windows, err := serverWindows(ctx); err == nil {
-		opt.Windows = windows
+		opt.Windows, opt.WindowsListedAt = windows, listed
 	} else if os.Getenv("TMUX") == "" {
 		fmt.Fprintln(e.stderr, "warning: not inside tmux: state entries of windows that are gone are not checked")
 	} else {

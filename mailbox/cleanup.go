@@ -23,6 +23,10 @@ type CleanupOptions struct {
 	// Windows lists the names of the live windows; entries of other names
 	// are removed as offline. Nil means unknown and skips that check.
 	Windows []string
+	// WindowsListedAt is when Windows was listed. An entry updated since
+	// (and not later than the moment it is looked at) is kept: its window
+	// may have opened after the listing. Zero keeps none for that reason.
+	WindowsListedAt time.Time
 	// DryRun computes and reports the same removals without doing them.
 	DryRun bool
 	// LockWait bounds the wait for the lock of each file. A file whose
@@ -47,14 +51,21 @@ type CleanupReport struct {
 	TempFiles int
 }
 
+// updatedSince reports whether st was updated from since (not zero) to
+// now: a time after now is none that a command of ours wrote.
+func updatedSince(st *State, since, now time.Time) bool {
+	return !since.IsZero() && !st.UpdatedAt.Before(since) && !st.UpdatedAt.After(now)
+}
+
 // leftoverAge is the age from which a temporary file of a rewrite counts
 // as left by a crash: a rewrite holds one for milliseconds, and the file
 // it was to replace is then intact.
 const leftoverAge = time.Hour
 
 // Cleanup removes state entries of windows that are gone (when
-// opt.Windows is known) and ready entries neither updated nor rung within
-// opt.StaleAfter,
+// opt.Windows is known, and the entry was not updated after the listing),
+// ready entries neither updated nor rung within opt.StaleAfter, and the
+// later entries of a name that has more than one,
 // read messages with a created_at older than opt.DeliveredAfter,
 // mailboxes left without any line, and the temporary files of rewrites
 // that a crash cut short, once they are leftoverAge old. Unread messages, messages without
@@ -123,10 +134,22 @@ func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
 	ctx, cancel := locking()
 	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
 		kept := lines[:0:0]
+		seen := map[string]bool{}
 		for _, l := range lines {
+			first := l.st != nil && !seen[l.st.Recipient]
+			if l.st != nil {
+				seen[l.st.Recipient] = true
+			}
 			switch {
 			case l.st == nil:
-			case windows != nil && !windows[l.st.Recipient]:
+			case !first:
+				// Only a name's first entry counts, for us and for the
+				// earlier tool; a later one, kept, would take its place
+				// once the first is removed, with a status long out of
+				// date.
+				stale++
+				continue
+			case windows != nil && !windows[l.st.Recipient] && !updatedSince(l.st, opt.WindowsListedAt, s.now()):
 				offline++
 				continue
 			case l.st.UpdatedAt.Before(staleBefore) && l.st.NotifiedAt.Before(staleBefore) && l.st.Status == StatusReady:

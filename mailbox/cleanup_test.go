@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +379,44 @@ func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
 	}
 	if got, err := s.Cleanup(opt); err != nil || got.TempFiles != 0 {
 		t.Errorf("second run: %+v, %v; want no temporary files", got, err)
+	}
+}
+
+// TestCleanupStateEntriesByTheirTurn checks two rules of cleanup for state
+// entries. An entry of a window not listed, but updated after the
+// listing, is kept: its window may have opened since. And only a name's
+// first entry counts, for us and the earlier tool: later ones are removed,
+// so that removing the first never leaves an old duplicate in its place.
+func TestCleanupStateEntriesByTheirTurn(t *testing.T) {
+	s, _ := newStore(t)
+	s.Now = func() time.Time { return cleanupNow }
+	listed := cleanupNow.Add(-time.Second)
+	states := stateLineWith("alice", StatusReady, cleanupNow.Add(-time.Minute)) +
+		stateLineWith("carol", StatusWork, cleanupNow.Add(-time.Minute)) + // gone at the listing: removed
+		stateLineWith("dave", StatusWork, cleanupNow.Add(-time.Millisecond)) + // after the listing: kept
+		stateLineWith("bob", StatusReady, cleanupNow.Add(-72*time.Hour)) + // stale
+		stateLineWith("bob", StatusWork, cleanupNow.Add(-72*time.Hour)) + // hidden: removed with it
+		stateLineWith("alice", StatusOffline, cleanupNow.Add(-time.Minute)) // hidden: removed
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.StatesPath(), []byte(states), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opt := CleanupOptions{StaleAfter: 48 * time.Hour, DeliveredAfter: 2 * time.Hour, Windows: []string{"alice", "bob"}, WindowsListedAt: listed}
+	rep, err := s.Cleanup(opt)
+	if err != nil || rep.OfflineRecipients != 1 || rep.StaleRecipients != 3 {
+		t.Fatalf("Cleanup = %+v, %v; want 1 offline and 3 stale", rep, err)
+	}
+	got, err := s.States()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range got {
+		names = append(names, st.Recipient+" "+st.Status)
+	}
+	if want := []string{"alice ready", "dave work"}; !slices.Equal(names, want) {
+		t.Errorf("entries %q after cleanup, want %q", names, want)
 	}
 }

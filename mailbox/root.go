@@ -17,8 +17,8 @@ const RootEnv = "AGENTMAIL_ROOT"
 const MaxNameLen = 255 - len(".jsonl")
 
 // FindRoot returns the project root. When getenv(AGENTMAIL_ROOT) is set and
-// non-empty, it names the root: it must be an existing directory, and a
-// relative value is taken relative to dir. Otherwise the root is the nearest
+// non-empty, it names the root: it must be the absolute path of an existing
+// directory. Otherwise the root is the nearest
 // ancestor of dir (dir included) that contains an entry named ".git", a file
 // (worktrees, submodules) or a directory; git itself is never run. A nil
 // getenv means os.Getenv.
@@ -27,14 +27,13 @@ func FindRoot(dir string, getenv func(string) string) (string, error) {
 		getenv = os.Getenv
 	}
 	if v := getenv(RootEnv); v != "" {
-		p := v
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
+		if !filepath.IsAbs(v) {
+			// Hooks run in the assistant's working directory, the MCP
+			// server in the one it started in: a relative value would
+			// give them different roots.
+			return "", fmt.Errorf("%s=%q: not an absolute path (a relative one names another directory from each working directory)", RootEnv, v)
 		}
-		p, err := filepath.Abs(p)
-		if err != nil {
-			return "", fmt.Errorf("%s=%q: %w", RootEnv, v, err)
-		}
+		p := filepath.Clean(v)
 		fi, err := os.Stat(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {

@@ -62,9 +62,13 @@ func TestFindRootEnv(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(repo, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err = FindRoot(repo, envOf(map[string]string{"AGENTMAIL_ROOT": "data"}))
-	if want := filepath.Join(repo, "data"); err != nil || got != want {
-		t.Errorf("relative AGENTMAIL_ROOT: got %q, %v; want %q", got, err, want)
+	// A relative value would name another directory from each working
+	// directory: it is refused.
+	for _, rel := range []string{"data", "./data", "."} {
+		got, err = FindRoot(repo, envOf(map[string]string{"AGENTMAIL_ROOT": rel}))
+		if err == nil || !strings.Contains(err.Error(), "not an absolute path") {
+			t.Errorf("relative AGENTMAIL_ROOT %q: got %q, %v; want an error", rel, got, err)
+		}
 	}
 
 	// An empty value is unset.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -143,16 +144,35 @@ func (e *BusyError) Unwrap() error { return context.DeadlineExceeded }
 
 // openLockedContext is openLocked, giving up with ctx's error when ctx is
 // done before the lock is held, or a *BusyError when its deadline passes
-// while it waits. A lock acquired after that is released at
-// once, unused: the caller never sees the file, so it changes nothing.
-// Until then the abandoned wait keeps a goroutine, and an OS thread, blocked
-// in flock: one for each call given up on while the holder holds on.
+// while it waits. A lock acquired after that is released at once, unused:
+// the caller never sees the file, so it changes nothing. Until then the
+// abandoned wait keeps a goroutine, an OS thread and a descriptor blocked
+// in flock; later waits for the same path wait for it to end instead of
+// starting waits of their own (see abandoned), so that calls that keep
+// giving up on a lock held for long do not pile them up.
 func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
 	if ctx.Done() == nil {
 		return openLocked(path, flag, perm)
 	}
+	gaveUp := func() error {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &BusyError{Path: path}
+		}
+		return ctx.Err()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
+	}
+	for {
+		pending := abandoned.get(path)
+		if pending == nil {
+			break
+		}
+		select {
+		case <-pending:
+		case <-ctx.Done():
+			return nil, nil, gaveUp()
+		}
 	}
 	type opened struct {
 		f   *lockedfile.File
@@ -168,16 +188,52 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 	case o := <-ch:
 		return o.f, o.fi, o.err
 	case <-ctx.Done():
+		done := abandoned.add(path)
 		go func() {
 			if o := <-ch; o.f != nil {
 				o.f.Close()
 			}
+			abandoned.remove(path, done)
 		}()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, &BusyError{Path: path}
-		}
-		return nil, nil, ctx.Err()
+		return nil, nil, gaveUp()
 	}
+}
+
+// abandoned holds, for each path, a lock wait that its caller gave up on
+// and that is still blocked: a channel closed when it has ended.
+var abandoned = abandonedWaits{m: map[string]chan struct{}{}}
+
+type abandonedWaits struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (a *abandonedWaits) get(path string) chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m[path]
+}
+
+// add records a wait for path given up on, unless one is recorded already,
+// and returns the channel to close when it ends.
+func (a *abandonedWaits) add(path string) chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	done := make(chan struct{})
+	if a.m[path] == nil {
+		a.m[path] = done
+	}
+	return done
+}
+
+// remove ends a wait that add returned done for.
+func (a *abandonedWaits) remove(path string, done chan struct{}) {
+	a.mu.Lock()
+	if a.m[path] == done {
+		delete(a.m, path)
+	}
+	a.mu.Unlock()
+	close(done)
 }
 
 // Append stores a new message from one mailbox name to another and returns

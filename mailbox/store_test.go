@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -449,5 +450,48 @@ func TestMarkReadContextSameID(t *testing.T) {
 	}
 	if m := mustReceive(t, s, "bob"); m == nil || m.Message != "B" {
 		t.Errorf("Receive = %v, want B", m)
+	}
+}
+
+// TestAbandonedLockWaitsDoNotPileUp checks that waits given up on while
+// another process holds a lock do not each leave a goroutine (and with it
+// an OS thread and a descriptor) blocked on the lock: later waits for the
+// same file wait for the one already blocked. Once the lock is let go,
+// the next wait gets it and nothing is left behind.
+func TestAbandonedLockWaitsDoNotPileUp(t *testing.T) {
+	s, _ := newStore(t)
+	mustAppend(t, s, "alice", "bob", "hi")
+	path := s.MailboxPath("bob")
+	holder, err := lockedfile.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for range 50 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, _, err := openLockedContext(ctx, path, os.O_RDWR, 0)
+		cancel()
+		var busy *BusyError
+		if !errors.As(err, &busy) {
+			t.Fatalf("openLockedContext with the lock held = %v, want a BusyError", err)
+		}
+	}
+	if n := runtime.NumGoroutine() - before; n > 2 {
+		t.Errorf("%d goroutines left waiting for the lock after 50 waits given up on, want at most 2", n)
+	}
+	holder.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f, _, err := openLockedContext(ctx, path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("openLockedContext after the lock was let go = %v", err)
+	}
+	f.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine() - before; n > 0 {
+		t.Errorf("%d goroutines left after the lock was let go", n)
 	}
 }

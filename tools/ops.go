@@ -377,12 +377,14 @@ func RecipientLines(list []Recipient) []string {
 // enough to be a plausible typo.
 func closest(name string, candidates []string) string {
 	best, bestDist := "", 0
+	lname := []rune(strings.ToLower(name))
 	for _, c := range candidates {
-		d := distance(strings.ToLower(name), strings.ToLower(c))
+		lc := []rune(strings.ToLower(c))
 		limit := 2
 		if n := len([]rune(c)); n <= 3 {
 			limit = 1
 		}
+		d := distanceAtMost(lname, lc, limit)
 		if d > limit {
 			continue
 		}
@@ -393,24 +395,48 @@ func closest(name string, candidates []string) string {
 	return best
 }
 
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+// distanceAtMost is the Levenshtein distance between a and b when it is at
+// most limit, and limit+1 otherwise. Only the cells within limit of the
+// table's diagonal can hold such a distance, so only those are computed,
+// and it stops once a whole row exceeds limit: a long name costs time in
+// proportion to its length, not to the product of the two lengths.
+func distanceAtMost(a, b []rune, limit int) int {
+	over := limit + 1
+	if abs(len(a)-len(b)) > limit {
+		return over
 	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
+	prev := make([]int, len(b)+2)
+	cur := make([]int, len(b)+2)
+	for j := range prev {
+		prev[j] = min(j, over)
+	}
+	for i := 1; i <= len(a); i++ {
+		lo, hi := max(1, i-limit), min(len(b), i+limit)
+		cur[lo-1] = over
+		if lo == 1 {
+			cur[0] = min(i, over)
+		}
+		rowMin := cur[lo-1]
+		for j := lo; j <= hi; j++ {
 			cost := 1
-			if ra[i-1] == rb[j-1] {
+			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost, over)
+			rowMin = min(rowMin, cur[j])
+		}
+		cur[hi+1] = over
+		if rowMin >= over {
+			return over
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return prev[len(b)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -30,12 +30,14 @@ import (
 // client-attached and client-detached hooks. The README says so, and how to
 // turn it off.
 //
-// Whenever the connection cannot be used (tmux older than 3.2 refuses the
-// flags, the user detached it, the session or server went away, a command was
-// interrupted, or its output could not be told apart from tmux's framing),
-// it is closed for good and the Client goes back to a process per command,
-// so a failure here never changes an answer, only its speed. It is never
-// reopened: a connection that the user detached stays detached.
+// Whenever the connection cannot be used, the Client goes back to a process
+// per command, so a failure here never changes an answer, only its speed.
+// A connection that cannot be opened (tmux older than 3.2 refuses the
+// flags), that does not answer in time, or whose output could not be told
+// apart from tmux's framing is given up for good. One that simply ends
+// (its client detached, as "tmux attach -d" detaches every other client,
+// or the session or server gone) is opened again by a command a second
+// later, and after twice as long each time it ends again within a minute.
 //
 // A Control is safe for use by several goroutines; commands run one at a time.
 // The zero value is ready to use.
@@ -46,6 +48,17 @@ type Control struct {
 	stdin  io.WriteCloser
 	blocks chan controlBlock // replies to our commands, in order
 	exited chan struct{}     // closed when the control client's output ends
+	// garbled is set by the reader, before exited is closed, when the
+	// output could not be followed: the connection is not tried again.
+	garbled bool
+
+	// After a connection ends (detached, say), the next one is opened no
+	// sooner than retryAt; the wait doubles while connections keep ending
+	// within a minute.
+	openedAt  time.Time
+	retryAt   time.Time
+	retryWait time.Duration
+	retryBase time.Duration // the first wait; zero means controlRetry
 
 	changesMu    sync.Mutex
 	changes      chan struct{} // see Changes
@@ -56,10 +69,11 @@ type Control struct {
 // open connection, a change that may have taken the Client's pane away: a
 // window or pane closed, a session created, destroyed or switched. Values
 // do not pile up: one waits until it is received, and others meanwhile are
-// dropped. Nothing comes before the connection opens. The channel is closed
-// once the connection has ended or cannot be opened, since from then on no
-// change will be reported. The MCP server's watchdog checks at once on a
-// value or the close, and checks often for as long as no changes come.
+// dropped. Nothing comes before the connection opens; its end sends one
+// too. The channel is closed once control mode is given up for good (see
+// Control), since from then on no change will be reported. The MCP
+// server's watchdog checks at once on a value or the close, and checks
+// often once no changes can come.
 func (k *Control) Changes() <-chan struct{} {
 	k.changesMu.Lock()
 	defer k.changesMu.Unlock()
@@ -138,6 +152,13 @@ var errTmuxFailed = errors.New("tmux reported an error")
 // controlTimeout bounds the wait for an answer on the connection.
 const controlTimeout = 2 * time.Second
 
+// controlRetry is the first wait before a connection that ended is opened
+// again, and controlRetryMax the longest.
+const (
+	controlRetry    = time.Second
+	controlRetryMax = 5 * time.Minute
+)
+
 // run runs args on the control connection, opening it first if this is the
 // first command. It returns errNoControl, having run nothing, when the
 // connection is or has just become unusable.
@@ -158,6 +179,9 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 	case controlClosed:
 		return "", errNoControl
 	case controlUnopened:
+		if time.Now().Before(k.retryAt) {
+			return "", errNoControl
+		}
 		if err := k.open(ctx, c); err != nil {
 			k.closeLocked()
 			return "", errNoControl
@@ -165,7 +189,7 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 	}
 	b, err := k.roundTrip(line)
 	if err != nil {
-		k.closeLocked()
+		k.endLocked()
 		return "", errNoControl
 	}
 	out := strings.Join(b.lines, "\n")
@@ -204,8 +228,10 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 	// that nobody waits for once the connection is given up.
 	k.blocks = make(chan controlBlock, 4)
 	k.exited = make(chan struct{})
+	k.garbled = false
 	go k.read(stdout)
 	k.state = controlOpen
+	k.openedAt = time.Now()
 
 	b, err := k.roundTrip("display-message -p -t " + c.Pane + " '#{pane_id}'")
 	if err != nil {
@@ -253,10 +279,11 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 // list of windows says, and a program that can name windows so can type
 // into any pane of the server anyway.
 // Any other line outside a block means the output can no longer be
-// followed, and the connection is given up. Notifications in changeNotices
-// are passed on to Changes, and the end of the output closes it.
+// followed, and the connection is given up for good (garbled).
+// Notifications in changeNotices, and the end of the output, are passed on
+// to Changes.
 func (k *Control) read(r io.Reader) {
-	defer k.endChanges()
+	defer k.changed()
 	defer close(k.exited)
 	defer k.stdin.Close()
 	sc := bufio.NewScanner(r)
@@ -279,6 +306,7 @@ func (k *Control) read(r io.Reader) {
 				}
 				continue
 			}
+			k.garbled = true
 			return
 		}
 		end, isEnd := strings.CutPrefix(line, "%end ")
@@ -303,10 +331,41 @@ func (k *Control) Close() {
 }
 
 func (k *Control) closeLocked() {
-	prev := k.state
+	k.stopLocked()
 	k.state = controlClosed
 	k.endChanges()
-	if prev != controlOpen {
+}
+
+// endLocked ends a connection that failed a command. One whose output
+// simply ended may be opened again later (see Control); any other failure
+// gives control mode up for good.
+func (k *Control) endLocked() {
+	// A write can fail a moment before the reader has seen the end of
+	// the output: give it that moment.
+	ended := false
+	select {
+	case <-k.exited:
+		ended = !k.garbled
+	case <-time.After(100 * time.Millisecond):
+	}
+	if !ended {
+		k.closeLocked()
+		return
+	}
+	k.stopLocked()
+	k.state = controlUnopened
+	base := cmp.Or(k.retryBase, controlRetry)
+	if time.Since(k.openedAt) > time.Minute || k.retryWait == 0 {
+		k.retryWait = base
+	} else {
+		k.retryWait = min(2*k.retryWait, controlRetryMax)
+	}
+	k.retryAt = time.Now().Add(k.retryWait)
+}
+
+// stopLocked ends the control client, if one is running.
+func (k *Control) stopLocked() {
+	if k.state != controlOpen {
 		return
 	}
 	// End of input makes the control client detach and exit; it is killed

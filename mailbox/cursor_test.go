@@ -277,6 +277,15 @@ func TestMalformedLinesAreSkippedAndKept(t *testing.T) {
 	if msgs := w.take(); len(msgs) != 0 {
 		t.Errorf("bad lines behind the cursor warned again: %q", msgs)
 	}
+	// A bad line after the last message is warned about once too, and
+	// blank lines after it are no trouble.
+	appendRaw(t, path, bad[0]+"\n\n")
+	wantNoMessage(t, s, "bob")
+	wantNoMessage(t, s, "bob")
+	if msgs := w.take(); len(msgs) != 1 {
+		t.Errorf("a bad last line: %d warnings over two receives, want 1: %q", len(msgs), msgs)
+	}
+	before = readFile(t, path)
 	after := readFile(t, path)
 	for _, b := range bad {
 		if !strings.Contains(after, "\n"+b+"\n") {

@@ -72,13 +72,13 @@
 // the file, or the file rewritten by the earlier tool or by cleanup) it scans
 // from the start instead. It then reads forward from O through a bounded
 // buffer, flips the first unread line and moves the cursor to the end of
-// that line, or, when there is none, of the last line holding a message
-// (a blank or malformed line is no fingerprint: "\n" turns up at the same
-// offset of a rewritten file as easily as not). The cursor is written with a plain small write after the flip;
+// that line, or, when there is none, of the last line that is not blank
+// (a blank line is no fingerprint: "\n" turns up at the same offset of a
+// rewritten file as easily as not). The cursor is written with a plain small write after the flip;
 // it is only a hint, and a cursor that is torn, stale or lost costs one full
 // scan, never a wrong answer. (Only a rewrite by another program that puts a
-// byte-identical message line, with the same id, at exactly the same offset
-// of the same inode could mislead it.) A cursor file that is not a regular file,
+// byte-identical line that is not blank at exactly the same offset of the
+// same inode could mislead it.) A cursor file that is not a regular file,
 // has another hard link, or cannot be opened, is ignored: the receive scans from the start, warns
 // once, and neither writes the file nor replaces it. Unread counts with the
 // same cursor under a shared lock, ignores an unusable one silently, and

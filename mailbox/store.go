@@ -365,12 +365,12 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 	}
 	start := cf.load(f.File, fi)
 	var found *Message
-	// The cursor moves past the last message line scanned, read or unread;
-	// that line is kept, to be hashed once at the end rather than every
-	// line on the way. A blank or malformed line is no fingerprint: "\n",
-	// say, comes back at the same offset of a file rewritten in place as
-	// easily as not, and the cursor would then skip the unread mail before
-	// it. Such lines after the last message are scanned again next time.
+	// The cursor moves past the last line scanned that is not blank; that
+	// line is kept, to be hashed once at the end rather than every line
+	// on the way. A blank line is no fingerprint: "\n" comes back at the
+	// same offset of a file rewritten in place as easily as not, and the
+	// cursor would then skip the unread mail before it. Blank lines after
+	// the last other one are scanned again next time.
 	var last []byte
 	lastAt := int64(-1)
 	torn, err := scanLines(f.File, start.Off, fi.Size(), func(line []byte, at int64) (bool, error) {
@@ -394,7 +394,7 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 			copy(line[flagOff:], flipTrue)
 			found = &read
 		}
-		if kind == lineRead || kind == lineUnread {
+		if kind != lineBlank {
 			last, lastAt = append(last[:0], line...), at
 		}
 		return found != nil, nil

@@ -3,7 +3,9 @@ package mailbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,4 +244,31 @@ func BenchmarkSetStatus(b *testing.B) {
 	}
 	b.StopTimer()
 	reportP50(b, durs)
+}
+
+// BenchmarkHasUnreadWithoutCursorFile measures what the mailman pays, pass
+// after pass, to learn whether an agent has mail when the agent has no
+// cursor file (its mailbox was written by the earlier tool, say): the
+// first count reads the whole file, the ones after it start where the
+// unread mail does (see Store.hints).
+func BenchmarkHasUnreadWithoutCursorFile(b *testing.B) {
+	for _, stored := range []int{100, 10_000, 100_000} {
+		s := New(b.TempDir())
+		receiveFixture(b, s, stored, 1)
+		if err := os.Remove(s.cursorPath("bob")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			durs := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t0 := time.Now()
+				ok, err := s.HasUnread("bob")
+				durs = append(durs, time.Since(t0))
+				if err != nil || !ok {
+					b.Fatalf("HasUnread = %v, %v", ok, err)
+				}
+			}
+			reportP50(b, durs)
+		})
+	}
 }

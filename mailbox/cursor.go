@@ -116,17 +116,23 @@ func (cf *cursorFile) load(mb *os.File, fi fs.FileInfo) cursor {
 	}
 	cf.size = n
 	c, ok := decodeCursor(buf[:n])
-	if !ok || c.Ino != zero.Ino || c.Off > fi.Size() {
-		return zero
-	}
-	last := make([]byte, c.LastLen)
-	if _, err := mb.ReadAt(last, c.Off-c.LastLen); err != nil {
-		return zero
-	}
-	if last[len(last)-1] != '\n' || lineSum(last) != c.LastSum {
+	if !ok || !c.fits(mb, fi) {
 		return zero
 	}
 	return c
+}
+
+// fits reports whether c is still valid for the mailbox mb, whose FileInfo
+// is fi: the same inode, and the line ending at c.Off as it was.
+func (c cursor) fits(mb *os.File, fi fs.FileInfo) bool {
+	if c.Ino != fileID(fi) || c.Off > fi.Size() || c.LastLen <= 0 || c.LastLen > c.Off {
+		return false
+	}
+	last := make([]byte, c.LastLen)
+	if _, err := mb.ReadAt(last, c.Off-c.LastLen); err != nil {
+		return false
+	}
+	return last[len(last)-1] == '\n' && lineSum(last) == c.LastSum
 }
 
 // save records c. The caller holds the exclusive lock of the mailbox, so no

@@ -1,7 +1,9 @@
 package mailbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -324,4 +326,36 @@ func TestReceiveSkipsReadLinesWithoutDecoding(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 	wantNoWarnings(t, w)
+}
+
+// TestUnreadHint checks that counting unread mail where no cursor file is
+// valid remembers, in memory, where the unread mail starts, uses that the
+// next time, and drops it when the file no longer fits it.
+func TestUnreadHint(t *testing.T) {
+	s, _ := newStore(t)
+	var read strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&read, `{"id":"r%d","from":"alice","to":"bob","message":"old","read_flag":true}`+"\n", i)
+	}
+	unread := `{"id":"u1","from":"alice","to":"bob","message":"new","read_flag":false}` + "\n"
+	path := writeMailbox(t, s, "bob", read.String()+"\n"+unread)
+	for range 2 {
+		if ok, err := s.HasUnread("bob"); !ok || err != nil {
+			t.Fatalf("HasUnread = %v, %v; want true", ok, err)
+		}
+	}
+	if h := s.hints["bob"]; h.Off != int64(read.Len()) {
+		t.Errorf("hint at %d, want %d, the end of the last read line", h.Off, read.Len())
+	}
+	if _, err := os.Stat(s.cursorPath("bob")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a cursor file was written: %v", err)
+	}
+	// Rewritten in place with one unread message before the hint's offset.
+	if err := os.WriteFile(path, []byte(unread+read.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantUnread(t, s, "bob", 1)
+	if got := mustReceive(t, s, "bob"); got == nil || got.ID != "u1" {
+		t.Fatalf("Receive = %v, want u1", got)
+	}
 }

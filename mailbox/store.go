@@ -48,6 +48,12 @@ type Store struct {
 	Warnf func(format string, args ...any)
 	// Now tells the time. Nil means time.Now.
 	Now func() time.Time
+
+	// hints are read cursors kept in memory, for a long-lived process
+	// (the mailman) that counts unread mail where no cursor file is
+	// valid: Unread and HasUnread write no file (see countUnread).
+	hintsMu sync.Mutex
+	hints   map[string]cursor
 }
 
 // New returns a Store for root. It does no I/O and takes no lock.
@@ -496,13 +502,38 @@ func (s *Store) countUnread(name string, most int) (int, error) {
 	cf := s.openCursor(name, false)
 	defer cf.close()
 	start := cf.load(f.File, fi)
+	if start.Off == 0 {
+		// No cursor file to go by: the one this process found last time,
+		// if it still fits the file, spares reading it all again.
+		s.hintsMu.Lock()
+		h, ok := s.hints[name]
+		s.hintsMu.Unlock()
+		if ok && h.fits(f.File, fi) {
+			start = h
+		}
+	}
 	n := 0
-	_, err = scanLines(f.File, start.Off, fi.Size(), func(line []byte, _ int64) (bool, error) {
-		if kind, _, _, _ := classifyLine(line[:len(line)-1]); kind == lineUnread {
+	// The hint moves, as a cursor does, past the last line that is not
+	// blank before the first unread one.
+	hint := start
+	_, err = scanLines(f.File, start.Off, fi.Size(), func(line []byte, at int64) (bool, error) {
+		kind, _, _, _ := classifyLine(line[:len(line)-1])
+		switch {
+		case kind == lineUnread:
 			n++
+		case n == 0 && kind != lineBlank:
+			hint = hint.advance(line, at)
 		}
 		return n == most, nil
 	})
+	if err == nil && hint.Off > start.Off {
+		s.hintsMu.Lock()
+		if s.hints == nil {
+			s.hints = map[string]cursor{}
+		}
+		s.hints[name] = hint
+		s.hintsMu.Unlock()
+	}
 	return n, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -269,14 +270,25 @@ func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
 // daemonLog is a daemon's log: f, its standard output, while path still
 // names that file, and otherwise the file at path, opened anew (the
 // mailman puts .agentmail/ back when it is removed; without this its log
-// would go on into the removed file).
+// would go on into the removed file). A log that has reached maxLogSize is
+// renamed to path.1, replacing the one before, and a new one started: a
+// mailman runs for weeks, and logs a line a minute for an agent it rings
+// and that does not read its mail.
 type daemonLog struct {
 	path string
 	f    *os.File
 }
 
+// maxLogSize is the size at which daemonLog starts a new log.
+var maxLogSize int64 = 1 << 20
+
 func (l *daemonLog) Write(p []byte) (int, error) {
 	now, err := os.Lstat(l.path)
+	if err == nil && now.Mode().IsRegular() && now.Size() >= maxLogSize {
+		if rerr := os.Rename(l.path, l.path+".1"); rerr == nil {
+			err = fs.ErrNotExist
+		}
+	}
 	if was, werr := l.f.Stat(); err != nil || werr != nil || !os.SameFile(was, now) {
 		if f, _, err := mailbox.OpenRegular(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
 			if l.f != os.Stdout {

@@ -209,3 +209,31 @@ func TestIsNull(t *testing.T) {
 		t.Errorf("isNull(%s, a node of the null device) = false", node)
 	}
 }
+
+// TestDaemonLogRotates checks that the daemon's log, once it has reached
+// maxLogSize, is renamed to mailman.log.1 (replacing the one before) and
+// a new one is started, so that a mailman running for weeks does not
+// fill the disk.
+func TestDaemonLogRotates(t *testing.T) {
+	defer func(n int64) { maxLogSize = n }(maxLogSize)
+	maxLogSize = 100
+	path := filepath.Join(t.TempDir(), "mailman.log")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &daemonLog{path: path, f: f}
+	defer func() { l.f.Close() }()
+	line := strings.Repeat("x", 39) + "\n"
+	for range 7 { // 280 bytes: two rotations
+		if _, err := l.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, want := range map[string]int{path: 40, path + ".1": 120} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Size() != int64(want) {
+			t.Errorf("%s: %v, %v; want %d bytes", filepath.Base(p), fi, err, want)
+		}
+	}
+}

@@ -72,6 +72,13 @@ func (w *fileWatcher) Add(dir string) error {
 	return nil
 }
 
+// remove ends the watch wd; the kernel then reports IN_IGNORED for it.
+func (w *fileWatcher) remove(wd int32) {
+	if sc, err := w.f.SyscallConn(); err == nil {
+		sc.Control(func(fd uintptr) { syscall.InotifyRmWatch(int(fd), uint32(wd)) })
+	}
+}
+
 // Close stops the watcher and closes Events and Errors, even when nobody
 // reads the events that are waiting.
 func (w *fileWatcher) Close() error {
@@ -126,6 +133,13 @@ func (w *fileWatcher) read() {
 			w.mu.Unlock()
 			if !ok {
 				continue
+			}
+			if raw.Mask&syscall.IN_MOVE_SELF != 0 {
+				// The directory moved away: its path names it no more, and
+				// the mailman adds the one made there in its place. The
+				// kernel would keep the old watch, and report its changes
+				// under the old path, for as long as the directory lives.
+				w.remove(raw.Wd)
 			}
 			// The name, padded with NULs, is empty for an event of the
 			// watched directory itself.

@@ -303,6 +303,10 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 type Recipient struct {
 	Name      string `json:"name"`
 	IsCurrent bool   `json:"is_current"`
+	// Windows counts the windows of the session with this name; send
+	// refuses a name that more than one has (see SharedNameError). It is
+	// not part of the tool's output.
+	Windows int `json:"-"`
 }
 
 // Recipients lists the windows of the caller's session in tmux order, minus
@@ -332,14 +336,18 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 // unless .agentmailignore lists it.
 func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
-	seen := map[string]bool{}
+	at := map[string]int{} // index in list
 	for _, w := range sess.Windows {
 		self := w.ID == sess.Self.ID
-		if !self && (ignored[w.Name] || seen[w.Name] || mailbox.ValidName(w.Name) != nil) {
+		if i, ok := at[w.Name]; ok && !self {
+			list[i].Windows++
 			continue
 		}
-		seen[w.Name] = true
-		list = append(list, Recipient{Name: w.Name, IsCurrent: self})
+		if !self && (ignored[w.Name] || mailbox.ValidName(w.Name) != nil) {
+			continue
+		}
+		at[w.Name] = len(list)
+		list = append(list, Recipient{Name: w.Name, IsCurrent: self, Windows: 1})
 	}
 	return list
 }

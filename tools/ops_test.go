@@ -39,7 +39,7 @@ func wantAliceAndBob(t *testing.T, svc *tools.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []tools.Recipient{{Name: "alice", IsCurrent: true}, {Name: "bob"}}
+	want := []tools.Recipient{{Name: "alice", IsCurrent: true, Windows: 1}, {Name: "bob", Windows: 1}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, want %+v", got, want)
 	}
@@ -98,7 +98,7 @@ func TestSharedIgnoredOwnName(t *testing.T) {
 	}
 	// The other zsh window is not listed: it is ignored.
 	got, err := svc.Recipients(ctx)
-	if want := []tools.Recipient{{Name: "zsh", IsCurrent: true}, {Name: "bob"}}; err != nil || !slices.Equal(got, want) {
+	if want := []tools.Recipient{{Name: "zsh", IsCurrent: true, Windows: 1}, {Name: "bob", Windows: 1}}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, %v; want %+v", got, err, want)
 	}
 }
@@ -115,7 +115,7 @@ func TestSharedOtherName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []tools.Recipient{{Name: "alice", IsCurrent: true}, {Name: "bob"}, {Name: "carol"}}
+	want := []tools.Recipient{{Name: "alice", IsCurrent: true, Windows: 1}, {Name: "bob", Windows: 2}, {Name: "carol", Windows: 1}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, want %+v", got, want)
 	}

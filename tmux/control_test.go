@@ -119,7 +119,7 @@ func TestControlLeavesTheSessionAlone(t *testing.T) {
 func TestControlReattachesAfterDetach(t *testing.T) {
 	ctx := context.Background()
 	s, alice := startServer(t)
-	k := &Control{retryBase: 300 * time.Millisecond}
+	k := &Control{retryBase: time.Second}
 	defer k.Close()
 	c := &Client{Pane: alice, Control: k}
 	session := func() {
@@ -140,7 +140,7 @@ func TestControlReattachesAfterDetach(t *testing.T) {
 	}
 	session()
 	clients(1, "at first")
-	for i, wait := range []time.Duration{300 * time.Millisecond, 600 * time.Millisecond} {
+	for i, wait := range []time.Duration{time.Second, 2 * time.Second} {
 		s.tmux("detach-client", "-s", "proj")
 		for range 3 {
 			session()

@@ -53,7 +53,7 @@ func TestWatchWaitsAndStopsWithContext(t *testing.T) {
 // recheck delay, and that a check that passes puts the next one a whole
 // interval away while changes can still come.
 func TestWatchRechecksSoon(t *testing.T) {
-	const interval = 300 * time.Millisecond
+	const interval = time.Second
 	var at []time.Time
 	alive := func(context.Context) error {
 		at = append(at, time.Now())

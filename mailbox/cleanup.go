@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -255,7 +254,7 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 	if dryRun {
 		flag = os.O_RDONLY
 	}
-	f, _, err := s.openMailbox(ctx, name, flag, 0)
+	f, fi, err := s.openMailbox(ctx, name, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -263,7 +262,7 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		return 0, false, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	data, err := readAll(f, fi)
 	if err != nil {
 		return 0, false, err
 	}
@@ -294,7 +293,7 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		if err := os.Remove(path); err != nil {
 			return 0, false, err
 		}
-	} else if err := writeFileAtomic(path, kept); err != nil {
+	} else if err := writeFileAtomic(path, kept, fi); err != nil {
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but

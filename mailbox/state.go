@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -151,14 +150,6 @@ type stateLine struct {
 	raw []byte // the line without its newline
 	st  *State
 	err error // why a non-blank line could not be parsed
-}
-
-// readAll reads r, opened as the file fi describes, to its end in one
-// buffer sized to fit.
-func readAll(r io.Reader, fi fs.FileInfo) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
 }
 
 func splitStateLines(data []byte) []stateLine {
@@ -353,5 +344,5 @@ func (s *Store) editStates(ctx context.Context, create, readOnly bool, edit func
 	if !write || readOnly {
 		return nil
 	}
-	return writeFileAtomic(path, joinStateLines(lines))
+	return writeFileAtomic(path, joinStateLines(lines), fi)
 }

@@ -621,14 +621,14 @@ func (s *Store) Mailboxes() ([]string, error) {
 // A missing file is an empty set; a symbolic link, a named pipe or anything
 // else that is not a regular file is an error.
 func (s *Store) Ignored() (map[string]bool, error) {
-	f, _, err := OpenRegular(filepath.Join(s.Root, ignoreFileName), os.O_RDONLY, 0)
+	f, fi, err := OpenRegular(filepath.Join(s.Root, ignoreFileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]bool{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	data, err := readAll(f, fi)
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -640,6 +640,14 @@ func (s *Store) Ignored() (map[string]bool, error) {
 		}
 	}
 	return set, nil
+}
+
+// readAll reads r, opened as the file fi describes, to its end in one
+// buffer sized to fit.
+func readAll(r io.Reader, fi fs.FileInfo) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // tempPrefix starts the names of the temporary files of writeFileAtomic;
@@ -665,15 +673,12 @@ func isTempName(name string) bool {
 // writeFileAtomic replaces target with data through a synced temporary file
 // in target's directory and a rename, then syncs the directory. A crash
 // leaves either the old or the new content. The new file keeps the
-// permissions of the one it replaces, and its owner and group (see
-// keepOwner): a cleanup or status change run with sudo must not lock the
-// agents out of their own files.
-func writeFileAtomic(target string, data []byte) (err error) {
+// permissions of old, the file it replaces as its caller opened it (nil
+// when there is none), and its owner and group (see keepOwner): a cleanup
+// or status change run with sudo must not lock the agents out of their own
+// files.
+func writeFileAtomic(target string, data []byte, old fs.FileInfo) (err error) {
 	dir := filepath.Dir(target)
-	old, err := os.Lstat(target)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err

@@ -169,18 +169,14 @@ func isNull(stream any) bool {
 	if !ok {
 		return false
 	}
-	if isNullDevice(fi) {
-		return true
-	}
-	dev, ok := deviceOf(fi)
-	if !ok {
-		return false
-	}
+	dev, isDev := deviceOf(fi)
 	for _, sink := range []string{os.DevNull, "/dev/zero"} {
-		if si, err := os.Stat(sink); err == nil {
-			if d, ok := deviceOf(si); ok && d == dev {
-				return true
-			}
+		si, err := os.Stat(sink)
+		if err != nil {
+			continue
+		}
+		if d, ok := deviceOf(si); os.SameFile(fi, si) || isDev && ok && d == dev {
+			return true
 		}
 	}
 	return false

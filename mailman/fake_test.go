@@ -224,6 +224,15 @@ func (fx *fixture) status(name, status, pane string) {
 	}
 }
 
+// readyWithMail gives name a window with pane, a ready status and a
+// message: an agent the next pass may ring.
+func (fx *fixture) readyWithMail(name, pane string) {
+	fx.t.Helper()
+	fx.term.window(name, pane)
+	fx.status(name, "ready", pane)
+	fx.mail(name)
+}
+
 func (fx *fixture) read(name string) {
 	fx.t.Helper()
 	for {

@@ -99,9 +99,7 @@ func TestHeldMailboxHoldsUpNobody(t *testing.T) {
 // recipients.jsonl locked for good, rings nobody, and logs it once.
 func TestHeldStatesRingNobody(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	holdLock(t, fx.store.StatesPath())
 
 	within(t, 5*time.Second, "a pass", func() { fx.pass() })
@@ -180,9 +178,7 @@ func TestRunLooksAgainWhenFreed(t *testing.T) {
 // which need only recipients.jsonl, nor ringing.
 func TestHeldRecordDoesNotHideStates(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	release := holdLock(t, filepath.Join(fx.store.Dir(), "recipients.lock"))
 
 	within(t, 5*time.Second, "the first pass", func() { fx.pass() })

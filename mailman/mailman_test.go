@@ -97,9 +97,7 @@ func TestFutureNotifiedAtIsNotTrusted(t *testing.T) {
 // repeat is counted from when the ring started, not from when it ended.
 func TestRingTimersStartWithTheRing(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	start := fx.clock.now()
 	fx.term.onType = func(string) { fx.clock.advance(5 * time.Second) }
 	next := fx.pass()
@@ -114,9 +112,7 @@ func TestRingTimersStartWithTheRing(t *testing.T) {
 
 func TestStatusLifecycle(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	fx.pass()
 	fx.wantRings(map[string]int{"%1": 1})
 
@@ -142,9 +138,7 @@ func TestStatusLifecycle(t *testing.T) {
 
 func TestRingDoesNotOverwriteNewStatus(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	// bob starts working while the ring is being typed.
 	fx.term.onType = func(string) {
 		fx.clock.advance(100 * time.Millisecond)
@@ -185,9 +179,7 @@ func TestRingDoesNotOverwriteNewStatus(t *testing.T) {
 // seen by a pass ends that wait.
 func TestReadyTwiceDuringRing(t *testing.T) {
 	fx := newFixture(t)
-	fx.term.window("bob", "%1")
-	fx.status("bob", "ready", "%1")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%1")
 	fx.term.onType = func(string) {
 		fx.clock.advance(100 * time.Millisecond)
 		fx.status("bob", "ready", "%1")
@@ -575,9 +567,7 @@ func TestFailedRingFutureStatus(t *testing.T) {
 func TestSharedNameNotRung(t *testing.T) {
 	fx := newFixture(t)
 	fx.term.window("bob", "%1")
-	fx.term.window("bob", "%2")
-	fx.status("bob", "ready", "%2")
-	fx.mail("bob")
+	fx.readyWithMail("bob", "%2")
 	const shared = `not ringing "bob": 2 windows have that name; rename all but one`
 	for range 3 {
 		fx.pass()

@@ -446,10 +446,11 @@ func toolError(err error) toolResult {
 // OneLine keeps an error message to the one line that the CLI and the MCP
 // tools promise: line breaks become "; ".
 func OneLine(s string) string {
-	s = strings.TrimRight(s, "\r\n")
-	s = strings.ReplaceAll(s, "\r\n", "; ")
-	return strings.NewReplacer("\n", "; ", "\r", "; ").Replace(s)
+	return lineBreaks.Replace(strings.TrimRight(s, "\r\n"))
 }
+
+// lineBreaks turns each line break, CRLF counting as one, into "; ".
+var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")
 
 // arguments checks the members of the arguments object against the tool's
 // input schema: every parameter is a required string and no other argument

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
@@ -265,11 +264,7 @@ func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Mes
 	if len(body) > MaxMessageSize {
 		return Message{}, ErrTooLarge
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return Message{}, err
-	}
-	m := Message{ID: id.String(), From: from, To: to, Message: body, CreatedAt: s.now().Round(0)}
+	m := Message{ID: newID(), From: from, To: to, Message: body, CreatedAt: s.now().Round(0)}
 	line, err := json.Marshal(m)
 	if err != nil {
 		return Message{}, err

@@ -26,21 +26,27 @@ import (
 // and the caller's tmux, each with the reason when it is unavailable.
 func (e *env) service(warnPrefix string) *tools.Service {
 	svc := &tools.Service{}
-	root, err := findRoot()
-	if err != nil {
-		svc.StoreErr = err
-	} else {
-		svc.Store = mailbox.New(root)
-		svc.Store.Warnf = func(format string, args ...any) {
-			fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, escapeControls(fmt.Sprintf(format, args...)))
-		}
-	}
+	svc.Store, svc.StoreErr = e.findStore(warnPrefix)
 	if c, err := tmux.FromEnv(os.Getenv); err != nil {
 		svc.TermErr = err
 	} else {
 		svc.Term = c
 	}
 	return svc
+}
+
+// findStore finds the project root and returns its store, whose warnings
+// go to stderr after warnPrefix.
+func (e *env) findStore(warnPrefix string) (*mailbox.Store, error) {
+	root, err := findRoot()
+	if err != nil {
+		return nil, err
+	}
+	st := mailbox.New(root)
+	st.Warnf = func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, escapeControls(fmt.Sprintf(format, args...)))
+	}
+	return st, nil
 }
 
 func findRoot() (string, error) {
@@ -669,11 +675,23 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", escapeControls(fmt.Sprintf(format, args...)))
 	}
-	svc := e.service("agentmail mcp: warning: ")
-	client, ok := svc.Term.(*tmux.Client)
-	if !ok {
-		logf("%v", svc.TermErr)
+	client, err := tmux.FromEnv(os.Getenv)
+	if err != nil {
+		logf("%v", err)
 		return &exitError{code: 1}
+	}
+	// The project root is found beside the first answers (below), not
+	// before them: the client of a starting server waits for those, and
+	// they need no mailbox. A tool call that comes first waits for it.
+	svc := &tools.Service{
+		Term: client,
+		FindStore: func() (*mailbox.Store, error) {
+			st, err := e.findStore("agentmail mcp: warning: ")
+			if err != nil {
+				logf("warning: %v (tool calls that need the mailbox will fail; the root is found once, at start: restart the server once it is fixed)", err)
+			}
+			return st, err
+		},
 	}
 	// The server lives as long as its agent and its live heap is tiny; a
 	// lower GC target keeps its memory from creeping up over thousands of
@@ -681,9 +699,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// stands.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
-	}
-	if svc.StoreErr != nil {
-		logf("warning: %v (tool calls that need the mailbox will fail; the root is found once, at start: restart the server once it is fixed)", svc.StoreErr)
 	}
 	// The server asks tmux at every tool call and watchdog tick for as long
 	// as its agent runs: one control-mode connection answers those queries
@@ -698,7 +713,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// SIGINT, a clean stop (status 0, after answering what it has read),
 	// and the loss of the agent's tmux pane (status 1, at once: with
 	// ErrTmuxGone as the cause, calls in progress get no grace period). It
-	// starts the watchdog itself, and the server runs on this goroutine,
+	// finds the project root and starts the watchdog itself, and the
+	// server runs on this goroutine,
 	// so that the way to a starting server's first answers holds one
 	// goroutine start besides the reader's; each one there costs the
 	// client time while the runtime finds it a thread.
@@ -708,6 +724,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sigs)
+		svc.FoundStore()
 		lost := make(chan error, 1)
 		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
 		select {
@@ -718,7 +735,10 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		case <-ctx.Done():
 		}
 	}()
-	err := tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
+	err = tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
+	// A server whose input ended before the goroutine above looked still
+	// says why its tools would have failed.
+	svc.FoundStore()
 	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
 		logf("%v; exiting", cause)
 		return &exitError{code: 1}

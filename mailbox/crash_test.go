@@ -29,7 +29,11 @@ import (
 // after Append returned; a receiver logs an id only after Receive returned
 // it. Each log line is one write on a file opened with O_APPEND, so a log
 // never holds a line for something that did not happen, but may miss the
-// last thing a killed process did.
+// last thing a killed process did. It may also hold the start of that
+// line: Linux ends a write to a file early, between pages, for a SIGKILL.
+// So each line carries its body's length, a line that is cut short is
+// dropped, at most one per kill of its process, and a process ends the
+// cut line of the one before it before it writes its own.
 //
 // A "tearer" process plays a writer that dies in the middle of a line (a
 // crash of another tool, or a power loss): under the mailbox lock it writes
@@ -328,14 +332,32 @@ func crashChild(role string) int {
 	}
 	s := New(filepath.Join(dir, "root"))
 	s.Warnf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	logf, err := os.OpenFile(crashLogPath(dir, slot), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := os.OpenFile(crashLogPath(dir, slot), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// One write a line, on O_APPEND: a killed process leaves whole lines.
+	// The process killed before this one may have left its last line cut.
+	if fi, err := logf.Stat(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	} else if fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := logf.ReadAt(last, fi.Size()-1); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if last[0] != '\n' {
+			if _, err := logf.WriteString("\n"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+	}
+	// One write a line, on O_APPEND, with the body's length, by which
+	// readLog knows a line that a kill cut short.
 	report := func(id, body string) error {
-		_, err := logf.WriteString(id + " " + body + "\n")
+		_, err := logf.WriteString(id + " " + strconv.Itoa(len(body)) + " " + body + "\n")
 		return err
 	}
 	alive := func() bool { return os.Getppid() == ppid && time.Now().UnixNano() < deadline }
@@ -556,8 +578,9 @@ func (h *crashHarness) checkStderr() {
 
 type crashLogEntry struct{ id, body string }
 
-// readLog reads a slot's log. A last line without its newline would be a
-// write cut short; one write per line makes that impossible, so it fails.
+// readLog reads a slot's log. A line that a kill cut short (its body is
+// shorter than the length it gives, or it has no newline) is dropped; there
+// may be one for each kill of the slot's processes.
 func (h *crashHarness) readLog(sl *crashSlot) []crashLogEntry {
 	data, err := os.ReadFile(crashLogPath(h.dir, sl.id))
 	if errors.Is(err, os.ErrNotExist) {
@@ -567,14 +590,24 @@ func (h *crashHarness) readLog(sl *crashSlot) []crashLogEntry {
 		h.t.Fatal(err)
 	}
 	var entries []crashLogEntry
+	cut := 0
 	for line := range bytes.Lines(data) {
-		l, ok := strings.CutSuffix(string(line), "\n")
-		id, body, ok2 := strings.Cut(l, " ")
-		if !ok || !ok2 {
+		l, whole := strings.CutSuffix(string(line), "\n")
+		id, rest, ok := strings.Cut(l, " ")
+		n, body, ok2 := strings.Cut(rest, " ")
+		size, err := strconv.Atoi(n)
+		switch {
+		case ok && ok2 && err == nil && len(body) > size:
+			// Lines glued together: a cut one was not ended.
 			h.t.Errorf("%s %d: bad log line %q", sl.role, sl.id, line)
-			continue
+		case !ok || !ok2 || err != nil || len(body) < size || !whole:
+			cut++
+		default:
+			entries = append(entries, crashLogEntry{id, body})
 		}
-		entries = append(entries, crashLogEntry{id, body})
+	}
+	if cut > sl.kills {
+		h.t.Errorf("%s %d: %d log lines cut short, more than the %d kills", sl.role, sl.id, cut, sl.kills)
 	}
 	return entries
 }

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -713,29 +714,39 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// SIGINT, a clean stop (status 0, after answering what it has read),
 	// and the loss of the agent's tmux pane (status 1, at once: with
 	// ErrTmuxGone as the cause, calls in progress get no grace period). It
-	// finds the project root and starts the watchdog itself, and the
-	// server runs on this goroutine,
-	// so that the way to a starting server's first answers holds one
-	// goroutine start besides the reader's; each one there costs the
-	// client time while the runtime finds it a thread.
+	// finds the project root and starts the watchdog itself. It starts
+	// once the server first waits for input with nothing left to answer,
+	// or after backgroundDelay, whichever comes first: the client of a
+	// starting server waits for the answers to its handshake, and this
+	// work (a thread for the signals among it) only competes with them.
+	// Until then a signal has its default effect, which for a server that
+	// has answered nothing is the same.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(sigs)
-		svc.FoundStore()
-		lost := make(chan error, 1)
-		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
-		select {
-		case <-sigs:
-			cancel(nil)
-		case err := <-lost:
-			cancel(err) // nil only once ctx is done
-		case <-ctx.Done():
-		}
-	}()
-	err = tools.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
+	var once sync.Once
+	background := func() {
+		once.Do(func() {
+			go func() {
+				sigs := make(chan os.Signal, 1)
+				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+				defer signal.Stop(sigs)
+				svc.FoundStore()
+				lost := make(chan error, 1)
+				go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
+				select {
+				case <-sigs:
+					cancel(nil)
+				case err := <-lost:
+					cancel(err) // nil only once ctx is done
+				case <-ctx.Done():
+				}
+			}()
+		})
+	}
+	timer := time.AfterFunc(backgroundDelay, background)
+	defer timer.Stop()
+	in := &idleReader{r: e.stdin, idle: background}
+	err = tools.NewServer(svc, version, logf).Serve(ctx, in, e.stdout)
 	// A server whose input ended before the goroutine above looked still
 	// says why its tools would have failed.
 	svc.FoundStore()
@@ -748,6 +759,25 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// backgroundDelay is how long a starting MCP server waits at most before
+// it handles signals and watches its tmux pane.
+const backgroundDelay = 50 * time.Millisecond
+
+// idleReader calls idle when Read is called for the second time: the
+// server has then answered all it read in the first, and waits for more.
+type idleReader struct {
+	r     io.Reader
+	reads int
+	idle  func()
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	if r.reads++; r.reads == 2 {
+		r.idle()
+	}
+	return r.r.Read(p)
 }
 
 var versionCmd = &command{

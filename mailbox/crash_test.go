@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -337,22 +338,19 @@ func crashChild(role string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// The process killed before this one may have left its last line cut.
-	if fi, err := logf.Stat(); err != nil {
+	// The process killed before this one may have left its last line cut:
+	// it is ended as Append ends a torn mailbox line.
+	fi, err := logf.Stat()
+	var nl []byte
+	if err == nil {
+		nl, err = endTornLine(logf, fi.Size(), nil)
+	}
+	if err == nil && len(nl) > 0 {
+		_, err = logf.Write(nl)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
-	} else if fi.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := logf.ReadAt(last, fi.Size()-1); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		if last[0] != '\n' {
-			if _, err := logf.WriteString("\n"); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-		}
 	}
 	// One write a line, on O_APPEND, with the body's length, by which
 	// readLog knows a line that a kill cut short.
@@ -714,4 +712,25 @@ func isTornFragment(b []byte) bool {
 	}
 	var v any
 	return json.NewDecoder(bytes.NewReader(b)).Decode(&v) == io.ErrUnexpectedEOF
+}
+
+// TestCrashReadLog: readLog drops the lines that kills cut short, whether
+// the next process ended them or the last process left one without its
+// newline, and keeps the whole ones around them.
+func TestCrashReadLog(t *testing.T) {
+	h := &crashHarness{t: t, dir: t.TempDir()}
+	sl := &crashSlot{role: "receiver", id: 0, kills: 3}
+	log := "a 3 abc\n" +
+		"b 5 ab\n" + // cut in the body, ended by the next process
+		"c" + "\n" + // cut in the id
+		"d 2 de\n" +
+		"e 4 efgh" // cut before its newline
+	if err := os.WriteFile(crashLogPath(h.dir, sl.id), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := h.readLog(sl)
+	want := []crashLogEntry{{"a", "abc"}, {"d", "de"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("readLog = %q; want %q", got, want)
+	}
 }

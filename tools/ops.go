@@ -103,14 +103,11 @@ func (s *Service) FoundStore() (*mailbox.Store, error) {
 }
 
 func (s *Service) store() (*mailbox.Store, error) {
-	s.FoundStore()
-	if s.Store == nil {
-		if s.StoreErr != nil {
-			return nil, s.StoreErr
-		}
-		return nil, errors.New("no project root")
+	st, err := s.FoundStore()
+	if st == nil && err == nil {
+		err = errors.New("no project root")
 	}
-	return s.Store, nil
+	return st, err
 }
 
 // session asks tmux for the caller's window and its session's windows, and

@@ -719,8 +719,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// or after backgroundDelay, whichever comes first: the client of a
 	// starting server waits for the answers to its handshake, and this
 	// work (a thread for the signals among it) only competes with them.
-	// Until then a signal has its default effect, which for a server that
-	// has answered nothing is the same.
+	// Until then a signal has its default effect and ends the server at
+	// once (README, "MCP server").
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var once sync.Once

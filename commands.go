@@ -716,10 +716,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// and the loss of the agent's tmux pane (status 1, at once: with
 	// ErrTmuxGone as the cause, calls in progress get no grace period). It
 	// finds the project root and starts the watchdog itself. It starts
-	// once the server first waits for input with nothing left to answer,
-	// or after backgroundDelay, whichever comes first: the client of a
-	// starting server waits for the answers to its handshake, and this
-	// work (a thread for the signals among it) only competes with them.
+	// once the server has taken in all its first read brought and reads
+	// again, or after backgroundDelay, whichever comes first: the client
+	// of a starting server waits for the answers to its handshake, and
+	// this work (a thread for the signals among it) only competes with
+	// them.
 	// Until then a signal has its default effect and ends the server at
 	// once (README, "MCP server").
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -767,7 +768,9 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 const backgroundDelay = 50 * time.Millisecond
 
 // idleReader calls idle when Read is called for the second time: the
-// server has then answered all it read in the first, and waits for more.
+// server's reader has then split all the first read brought into requests
+// and handed them on (they may still be being answered), and waits for
+// more.
 type idleReader struct {
 	r     io.Reader
 	reads int

@@ -7,7 +7,7 @@ import (
 )
 
 // TestIdleReader: the server's background work starts at its second read
-// of the input, when it has answered what the first one brought, and only
+// of the input, when it has taken in what the first one brought, and only
 // then.
 func TestIdleReader(t *testing.T) {
 	idle := 0

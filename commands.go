@@ -725,26 +725,23 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// once (README, "MCP server").
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var once sync.Once
-	background := func() {
-		once.Do(func() {
-			go func() {
-				sigs := make(chan os.Signal, 1)
-				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-				defer signal.Stop(sigs)
-				svc.FoundStore()
-				lost := make(chan error, 1)
-				go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
-				select {
-				case <-sigs:
-					cancel(nil)
-				case err := <-lost:
-					cancel(err) // nil only once ctx is done
-				case <-ctx.Done():
-				}
-			}()
-		})
-	}
+	background := sync.OnceFunc(func() {
+		go func() {
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			svc.FoundStore()
+			lost := make(chan error, 1)
+			go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
+			select {
+			case <-sigs:
+				cancel(nil)
+			case err := <-lost:
+				cancel(err) // nil only once ctx is done
+			case <-ctx.Done():
+			}
+		}()
+	})
 	timer := time.AfterFunc(backgroundDelay, background)
 	defer timer.Stop()
 	in := &idleReader{r: e.stdin, idle: background}

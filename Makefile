@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # objects, so every span a starting process takes costs it a second fresh
 # page: about 30 more page faults, and 0.13 ms more, from spawn to the
 # first tools/list answered (README, "Testing and measuring"). Its gains are for
-# large heaps on many cores; the MCP server's heap is under a megabyte.
+# large heaps on many cores; the MCP server's live heap is under a megabyte.
 # A toolchain without the experiment (Go 1.27 may drop it) builds with its
 # own collector, and so does a plain "go build".
 GOEXPERIMENT ?= $(shell GOEXPERIMENT=nogreenteagc go env GOEXPERIMENT 2>/dev/null)

@@ -211,6 +211,7 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 		return err
 	}
 	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
+	proc.SysProcAttr = controlAttr()
 	stdin, err := proc.StdinPipe()
 	if err != nil {
 		return err

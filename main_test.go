@@ -93,10 +93,46 @@ func setupScript(e *testscript.Env) error {
 		e.Setenv("CI", ci)
 	}
 	e.Defer(func() {
-		exec.Command("tmux", "-S", sock, "kill-server").Run()
+		err := endTmux(sock)
 		os.RemoveAll(dir)
+		if err != nil {
+			e.T().Fatal(err)
+		}
 	})
 	return nil
+}
+
+// endTmux ends the tmux server on sock, if one answers, and waits until it
+// has ended. A server that kill-server leaves running (one that waits for a
+// client that never leaves, say) is killed by its pid, and reported.
+func endTmux(sock string) error {
+	out, err := exec.Command("tmux", "-S", sock, "display-message", "-p", "#{pid}").Output()
+	exec.Command("tmux", "-S", sock, "kill-server").Run()
+	if err != nil {
+		return nil // no server
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("tmux server pid %q: %v", out, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return fmt.Errorf("tmux server %d still ran 5s after kill-server, and was killed", pid)
+		}
+	}
+	return nil
+}
+
+// running reports whether process pid exists and has not ended. Where
+// /proc tells, an ended process that nobody has reaped yet counts as ended.
+func running(pid int) bool {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		// The state follows the command name in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+	}
+	return syscall.Kill(pid, 0) == nil
 }
 
 // cmdAgents starts a tmux session "proj" with one window per name, each

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"agentmail/internal/nobody"
+	"agentmail/internal/proc"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -115,24 +116,11 @@ func endTmux(sock string) error {
 	if err != nil {
 		return fmt.Errorf("tmux server pid %q: %v", out, err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			return fmt.Errorf("tmux server %d still ran 5s after kill-server, and was killed", pid)
-		}
+	if !proc.Ended(pid, 5*time.Second) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("tmux server %d still ran 5s after kill-server, and was killed", pid)
 	}
 	return nil
-}
-
-// running reports whether process pid exists and has not ended. Where
-// /proc tells, an ended process that nobody has reaped yet counts as ended.
-func running(pid int) bool {
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		// The state follows the command name in parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-	}
-	return syscall.Kill(pid, 0) == nil
 }
 
 // cmdAgents starts a tmux session "proj" with one window per name, each

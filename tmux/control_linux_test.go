@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentmail/internal/proc"
 )
 
 // fakeControlTmux stands in for a tmux whose control client does not end
@@ -81,19 +83,15 @@ func TestControlEndsWithItsProcess(t *testing.T) {
 		helperFailed("%v", err)
 	}
 	t.Cleanup(func() {
-		if running(pid) {
+		if !proc.Ended(pid, 0) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for running(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("control client %d still runs 5s after the process that opened it was killed", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !proc.Ended(pid, 5*time.Second) {
+		t.Fatalf("control client %d still runs 5s after the process that opened it was killed", pid)
 	}
 }
 
@@ -113,17 +111,4 @@ func TestControlHelperProcess(t *testing.T) {
 	fmt.Println("open")
 	time.Sleep(time.Minute)
 	os.Exit(3)
-}
-
-// running reports whether process pid exists and has not ended: an ended
-// child whose parent was killed can stay a zombie until it is reaped.
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses, which may hold
-	// spaces or parentheses itself.
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

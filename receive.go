@@ -1,0 +1,215 @@
+package main
+
+import (
+	"agentmail/mailbox"
+	"agentmail/tools"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+var receiveCmd = &command{
+	summary: "Read your oldest unread message",
+	usage:   "agentmail receive [--hook]",
+	help: `Print your oldest unread message and mark it read, or "No unread messages".
+Each message is delivered once, even to receivers running at the same time.
+A mailbox that another process keeps locked for 5 seconds fails the
+receive, and the mail stays unread.
+
+Standard output that discards what is written to it (/dev/null, or
+closed) is an error, and the mail stays unread.
+
+Flags:
+  --hook   for assistant Stop hooks: print nothing and exit 0 when there is no
+           mail, outside tmux or on any error (standard error that is
+           /dev/null or closed among them); with mail, print "You got new
+           mail" and the message on standard error and exit 2`,
+	run: runReceive,
+}
+
+func runReceive(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("receive")
+	hook := fs.Bool("hook", false, "")
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	svc := e.service("warning: ")
+	// The message is written out before it is marked read: one that cannot
+	// be written (a full disk, a closed pipe) stays unread. Nor is one
+	// written to /dev/null, where it would be lost as surely.
+	if *hook {
+		if isNull(e.stderr) {
+			return nil
+		}
+		// A hook says nothing but the mail, and waits at most hookWait for
+		// a mailbox that another process holds: the mail stays for the
+		// next time.
+		if svc.Store != nil {
+			svc.Store.Warnf = nil
+		}
+		svc.LockWait = hookWait
+		ctx, cancel := context.WithTimeout(ctx, hookWait)
+		defer cancel()
+		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait, visible: isTerminal(e.stderr)}
+		if m, err := out.receive(ctx, svc); err != nil || m == nil {
+			return nil
+		}
+		return &exitError{code: 2}
+	}
+	if isNull(e.stdout) {
+		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
+	}
+	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
+	m, err := out.receive(ctx, svc)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		_, err = fmt.Fprintln(e.stdout, tools.ReceivedText(nil))
+	}
+	return err
+}
+
+// deliverWait bounds how long receive keeps a mailbox locked while it
+// writes a message out. A write that fails within it leaves the message
+// unread. One still going after it (a pipe whose reader does not read)
+// goes on with the lock let go and the message unread, so that senders and
+// the mailman are not held up by a reader; once it is done, the message is
+// marked read. If another receive delivers it meanwhile, it is delivered
+// twice, never lost.
+const deliverWait = time.Second
+
+// errStillWriting is deliver's error for a write still going after
+// deliverWait: the message stays unread for now.
+var errStillWriting = errors.New("the message is still being written")
+
+// messageWriter writes the message that receive delivers: prefix, the
+// message's text and a newline, in one write.
+type messageWriter struct {
+	w      io.Writer
+	prefix string
+	warn   io.Writer // for a warning about a late marking; nil: say nothing
+	// markWait bounds a late marking, tmux's answer and the lock included.
+	markWait time.Duration
+	// visible makes control characters visible (see visibleControls), for
+	// a message written to a terminal.
+	visible bool
+
+	m    mailbox.Message // the message being written
+	done chan struct{}   // closed when the write has returned
+	err  error           // the write's error, once done is closed
+}
+
+// receive receives the caller's oldest unread message, writes it and
+// returns it, or nil when there is none. The message is marked read only
+// once it is written.
+func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service) (*mailbox.Message, error) {
+	m, err := svc.Receive(ctx, mw.deliver)
+	if !errors.Is(err, errStillWriting) {
+		if werr := mw.wait(); err == nil {
+			err = werr
+		}
+		return m, err
+	}
+	// The lock is let go: mark the message read once it is written. Its
+	// wait starts now, not with ctx's, which may have run out meanwhile.
+	if err := mw.wait(); err != nil {
+		return nil, err
+	}
+	m = &mw.m
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mw.markWait)
+	defer cancel()
+	if err := svc.MarkRead(ctx, m); err != nil && mw.warn != nil {
+		fmt.Fprintf(mw.warn, "warning: the message was written but could not be marked read, so it will come again: %v\n", err)
+	}
+	return m, nil
+}
+
+// deliver is the deliver function of Store.ReceiveContext: it starts the
+// write and waits for it for at most deliverWait.
+func (mw *messageWriter) deliver(m *mailbox.Message) error {
+	mw.m = *m
+	mw.done = make(chan struct{})
+	go func() {
+		defer close(mw.done)
+		text := mw.prefix + tools.ReceivedText(m) + "\n"
+		if mw.visible {
+			text = visibleControls(text)
+		}
+		_, mw.err = io.WriteString(mw.w, text)
+	}()
+	t := time.NewTimer(deliverWait)
+	defer t.Stop()
+	select {
+	case <-mw.done:
+		return mw.err
+	case <-t.C:
+		return errStillWriting
+	}
+}
+
+// wait waits for a write that deliver started and returns its error.
+func (mw *messageWriter) wait() error {
+	if mw.done == nil {
+		return nil
+	}
+	<-mw.done
+	return mw.err
+}
+
+// escapeControls writes the control characters of s, line breaks among
+// them, as Go escapes them in a quoted string: a log line that quotes what
+// a client sent (a method name, an argument) stays one line, and cannot
+// pass for a line of its own or rewrite a terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// visibleControls shows the control characters of s other than newline
+// and tab, which a terminal would act on, as cat -v does: ESC as ^[, CR as
+// ^M, DEL as ^?, and those of U+0080 to U+009F as M-^[ and the like. A
+// message from another agent then cannot move the cursor, recolour or
+// retitle the terminal, write to the clipboard or hide its own text.
+func visibleControls(s string) string {
+	isControl := func(r rune) bool { return r != '\n' && r != '\t' && (r < 0x20 || r >= 0x7f && r <= 0x9f) }
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r >= 0x80:
+			b.WriteString("M-^")
+			b.WriteRune(r - 0x80 ^ 0x40)
+		default:
+			b.WriteByte('^')
+			b.WriteRune(r ^ 0x40)
+		}
+	}
+	return b.String()
+}
+
+// hookWait bounds how long receive --hook waits for tmux and for a mailbox
+// lock held by another process. A lock is held for milliseconds; a holder
+// that takes longer has stopped, and an assistant's hook must not hang on
+// it.
+const hookWait = time.Second

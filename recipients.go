@@ -1,0 +1,30 @@
+package main
+
+import (
+	"agentmail/tools"
+	"context"
+	"fmt"
+)
+
+var recipientsCmd = &command{
+	summary: "List the agents you can message",
+	usage:   "agentmail recipients",
+	help: `List the windows of your tmux session, one a line, without the names in
+.agentmailignore. Your own window is always listed, as "<name> [you]". A
+name that several windows have is listed once, and mail cannot be sent to
+it until all but one are renamed; when your own window's name is one of
+these, recipients fails and says so, as send and receive do.`,
+	run: func(ctx context.Context, e *env, args []string) error {
+		if err := noArgs(newFlags("recipients"), args); err != nil {
+			return err
+		}
+		list, err := e.service("warning: ").Recipients(ctx)
+		if err != nil {
+			return err
+		}
+		for _, l := range tools.RecipientLines(list) {
+			fmt.Fprintln(e.stdout, l)
+		}
+		return nil
+	},
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"agentmail/mailbox"
+	"agentmail/tmux"
+	"agentmail/tools"
+	"fmt"
+	"os"
+)
+
+// service builds the shared layer for this process: the project's mailbox
+// and the caller's tmux, each with the reason when it is unavailable.
+func (e *env) service(warnPrefix string) *tools.Service {
+	svc := &tools.Service{}
+	svc.Store, svc.StoreErr = e.findStore(warnPrefix)
+	if c, err := tmux.FromEnv(os.Getenv); err != nil {
+		svc.TermErr = err
+	} else {
+		svc.Term = c
+	}
+	return svc
+}
+
+// findStore finds the project root and returns its store, whose warnings
+// go to stderr after warnPrefix.
+func (e *env) findStore(warnPrefix string) (*mailbox.Store, error) {
+	root, err := findRoot()
+	if err != nil {
+		return nil, err
+	}
+	st := mailbox.New(root)
+	st.Warnf = func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, escapeControls(fmt.Sprintf(format, args...)))
+	}
+	return st, nil
+}
+
+func findRoot() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return mailbox.FindRoot(cwd, os.Getenv)
+}

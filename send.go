@@ -1,0 +1,162 @@
+package main
+
+import (
+	"agentmail/mailbox"
+	"agentmail/tools"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+var sendCmd = &command{
+	summary: "Send a message to another agent",
+	usage:   "agentmail send [-r NAME] [-m TEXT] [NAME] [TEXT]",
+	help: `Send a message to the agent in another tmux window of your session.
+
+The recipient and the message may be given as arguments or with -r and -m.
+With no message argument, the message is read from standard input when it
+is not a terminal; one trailing newline is removed. A message is at most
+65536 bytes. A recipient whose name starts with "-" is given with -r or
+after "--". A mailbox that another process keeps locked for 5 seconds
+fails the send, and nothing is stored.
+
+Flags:
+  -r, --recipient NAME   the recipient's window name
+  -m, --message TEXT     the message
+
+Examples:
+  agentmail send bob "Tests pass on main"
+  agentmail send -r bob -m "Tests pass on main"
+  git diff | agentmail send bob`,
+	run: runSend,
+}
+
+func runSend(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("send")
+	var recipient, message string
+	fs.StringVar(&recipient, "r", "", "")
+	fs.StringVar(&recipient, "recipient", "", "")
+	fs.StringVar(&message, "m", "", "")
+	fs.StringVar(&message, "message", "", "")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	haveMessage, haveRecipient := false, false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "m", "message":
+			haveMessage = true
+		case "r", "recipient":
+			haveRecipient = true
+		}
+	})
+	if haveRecipient && recipient == "" {
+		// Not "no -r": the next argument would be taken for a recipient
+		// that was never meant as one.
+		return usagef("empty recipient given with -r")
+	}
+	if recipient == "" {
+		if len(pos) == 0 {
+			return usagef("missing recipient")
+		}
+		recipient, pos = pos[0], pos[1:]
+	}
+	if !haveMessage && len(pos) > 0 {
+		message, pos, haveMessage = pos[0], pos[1:], true
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	svc := e.service("warning: ")
+	if svc.Term == nil {
+		return svc.TermErr
+	}
+	if !haveMessage {
+		if isTerminal(e.stdin) {
+			return usagef("no message provided")
+		}
+		if message, err = readMessage(e.stdin); err != nil {
+			return err
+		}
+		if message == "" {
+			return usagef("no message provided")
+		}
+	}
+	m, err := svc.Send(ctx, recipient, message)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(e.stdout, tools.SentText(m.ID)); err != nil {
+		// Said on stderr, so that the stored message is not sent again.
+		return fmt.Errorf("message #%s was stored, but writing to standard output failed: %w", m.ID, err)
+	}
+	return nil
+}
+
+// readMessage reads a message from r and trims one trailing newline ("\n" or
+// "\r\n"). It reads no more than the limit, one newline and a byte: enough
+// for Send to tell a message that is too long.
+func readMessage(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, mailbox.MaxMessageSize+3))
+	if err != nil {
+		return "", fmt.Errorf("reading the message from standard input: %w", err)
+	}
+	if line, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		b = bytes.TrimSuffix(line, []byte("\r"))
+	}
+	return string(b), nil
+}
+
+// isTerminal reports whether stream, standard input or an output, is a
+// terminal: a character device that is not /dev/null, which scripts use to
+// mean "no input" or "no output".
+func isTerminal(stream any) bool {
+	fi, ok := streamInfo(stream)
+	return ok && fi.Mode()&os.ModeCharDevice != 0 && !isNullDevice(fi)
+}
+
+// isNull reports whether the output stream is a device that discards what
+// is written to it: /dev/null, or another node of the same device (a
+// container's, a chroot's), or /dev/zero. /dev/null is also what the Go
+// runtime puts in place of a standard output or error that was closed when
+// the program started ("agentmail receive >&-").
+func isNull(stream any) bool {
+	fi, ok := streamInfo(stream)
+	if !ok {
+		return false
+	}
+	dev, isDev := deviceOf(fi)
+	for _, sink := range []string{os.DevNull, "/dev/zero"} {
+		si, err := os.Stat(sink)
+		if err != nil {
+			continue
+		}
+		if d, ok := deviceOf(si); os.SameFile(fi, si) || isDev && ok && d == dev {
+			return true
+		}
+	}
+	return false
+}
+
+// streamInfo describes the file behind stream, if it is one.
+func streamInfo(stream any) (fs.FileInfo, bool) {
+	if o, ok := stream.(*outputWriter); ok {
+		stream = o.w
+	}
+	f, ok := stream.(*os.File)
+	if !ok {
+		return nil, false
+	}
+	fi, err := f.Stat()
+	return fi, err == nil
+}
+
+func isNullDevice(fi fs.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
+}

@@ -2,17 +2,6 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-# The binary is built with the garbage collector that preceded Go 1.26's
-# Green Tea. Green Tea keeps mark bits at the end of each span of small
-# objects, so every span a starting process takes costs it a second fresh
-# page: about 30 more page faults, and 0.13 ms more, from spawn to the
-# first tools/list answered (README, "Testing and measuring"). Its gains are for
-# large heaps on many cores; the MCP server's live heap is under a megabyte.
-# A toolchain without the experiment (Go 1.27 may drop it) builds with its
-# own collector, and so does a plain "go build".
-GOEXPERIMENT ?= $(shell GOEXPERIMENT=nogreenteagc go env GOEXPERIMENT 2>/dev/null)
-export GOEXPERIMENT
-
 BENCH_BIN ?= /tmp/agentmail-bench/agentmail
 # COMPARE=/path/to/another/agentmail makes bench measure it beside this one.
 COMPARE ?=

@@ -13,7 +13,9 @@ var recipientsCmd = &command{
 .agentmailignore. Your own window is always listed, as "<name> [you]". A
 name that several windows have is listed once, and mail cannot be sent to
 it until all but one are renamed; when your own window's name is one of
-these, recipients fails and says so, as send and receive do.`,
+these, recipients fails and says so, as send and receive do. When nobody
+else is in the session, a last line says so: "No other agents in this
+session". The MCP tool list-recipients gives the same text.`,
 	run: func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(newFlags("recipients"), args); err != nil {
 			return err
@@ -22,9 +24,7 @@ these, recipients fails and says so, as send and receive do.`,
 		if err != nil {
 			return err
 		}
-		for _, l := range tools.RecipientLines(list) {
-			fmt.Fprintln(e.stdout, l)
-		}
+		fmt.Fprintln(e.stdout, tools.RecipientsText(list))
 		return nil
 	},
 }

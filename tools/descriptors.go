@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"agentmail/jsonrpc"
@@ -155,7 +154,7 @@ var toolSet = [...]tool{
 			if err != nil {
 				return "", nil, err
 			}
-			return ListText(list), map[string]any{"recipients": list}, nil
+			return RecipientsText(list), map[string]any{"recipients": list}, nil
 		},
 	},
 }
@@ -215,20 +214,4 @@ func (t *tool) appendJSON(b []byte) []byte {
 	b = strconv.AppendBool(append(b, `,"idempotentHint":`...), a.IdempotentHint)
 	b = strconv.AppendBool(append(b, `,"openWorldHint":`...), a.OpenWorldHint)
 	return append(b, "}}"...)
-}
-
-// ListText is the text of list-recipients: the recipients lines, and a note
-// when the caller is alone.
-func ListText(list []Recipient) string {
-	lines := RecipientLines(list)
-	others := 0
-	for _, r := range list {
-		if !r.IsCurrent {
-			others++
-		}
-	}
-	if others == 0 {
-		lines = append(lines, "No other agents in this session")
-	}
-	return strings.Join(lines, "\n")
 }

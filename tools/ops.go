@@ -384,18 +384,29 @@ func ReceivedText(m *mailbox.Message) string {
 	return "From: " + m.From + "\nID: " + m.ID + "\n\n" + m.Message
 }
 
-// RecipientLines is the text of recipients: one name a line, the caller's as
-// "<name> [you]".
-func RecipientLines(list []Recipient) []string {
-	lines := make([]string, 0, len(list))
+// NoOthers ends the recipients text of an agent that is alone in its
+// session, so that an empty list is never mistaken for a failure.
+const NoOthers = "No other agents in this session"
+
+// RecipientsText is the text of list-recipients and of the CLI's
+// recipients, one operation with one text on both surfaces: one name a
+// line, the caller's as "<name> [you]", then NoOthers when nobody else is
+// there.
+func RecipientsText(list []Recipient) string {
+	lines := make([]string, 0, len(list)+1)
+	others := 0
 	for _, r := range list {
 		if r.IsCurrent {
 			lines = append(lines, r.Name+" [you]")
 		} else {
 			lines = append(lines, r.Name)
+			others++
 		}
 	}
-	return lines
+	if others == 0 {
+		lines = append(lines, NoOthers)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // closest returns the candidate most like name, or "" when none is close

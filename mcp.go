@@ -2,6 +2,7 @@ package main
 
 import (
 	"agentmail/mailbox"
+	"agentmail/mcp"
 	"agentmail/tmux"
 	"agentmail/tools"
 	"context"
@@ -105,7 +106,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	timer := time.AfterFunc(backgroundDelay, background)
 	defer timer.Stop()
 	in := &idleReader{r: e.stdin, idle: background}
-	err = tools.NewServer(svc, version, logf).Serve(ctx, in, e.stdout)
+	err = mcp.NewServer(svc, version, logf).Serve(ctx, in, e.stdout)
 	// A server whose input ended before the goroutine above looked still
 	// says why its tools would have failed.
 	svc.FoundStore()

@@ -1,4 +1,4 @@
-package tools_test
+package mcp_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"agentmail/mailbox"
+	"agentmail/mcp"
 	"agentmail/tools"
 )
 
@@ -160,7 +161,7 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 	}
 	store.Warnf = logf
 	term := newFakeTerm("alice", "alice", "bob")
-	srv := tools.NewServer(&tools.Service{Store: store, Term: term}, "test", logf)
+	srv := mcp.NewServer(&tools.Service{Store: store, Term: term}, "test", logf)
 
 	pr, pw := io.Pipe()
 	rec := newRecorder()

@@ -1,4 +1,4 @@
-package tools_test
+package mcp_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"agentmail/mailbox"
+	"agentmail/mcp"
 	"agentmail/tools"
 )
 
@@ -48,13 +49,13 @@ func TestHundredCallsMemory(t *testing.T) {
 
 	// A warm-up of one call each, so that one-time allocations (the
 	// encoded tool list, package state) are not counted as growth.
-	srv := tools.NewServer(svc, "test", nil)
+	srv := mcp.NewServer(svc, "test", nil)
 	var warm bytes.Buffer
 	if err := srv.Serve(context.Background(), bytes.NewReader(session(0, len(calls))), &warm); err != nil {
 		t.Fatal(err)
 	}
 	before := heap()
-	srv = tools.NewServer(svc, "test", nil)
+	srv = mcp.NewServer(svc, "test", nil)
 	var out bytes.Buffer
 	if err := srv.Serve(context.Background(), bytes.NewReader(session(0, 100)), &out); err != nil {
 		t.Fatal(err)

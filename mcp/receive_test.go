@@ -1,4 +1,4 @@
-package tools_test
+package mcp_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"agentmail/mailbox"
+	"agentmail/mcp"
 	"agentmail/tools"
 )
 
@@ -76,7 +77,7 @@ func TestReceiveAnswersBeforeMarkingRead(t *testing.T) {
 		}
 		return nil
 	}}
-	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+	if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
 		t.Fatal(err)
 	}
 	if !answered {
@@ -99,7 +100,7 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}}
 	var logged []string
 	logf := func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
-	if err := tools.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+	if err := mcp.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
 		t.Fatal(err)
 	}
 	if n := unread(t, store); n != 1 {
@@ -110,7 +111,7 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), &out); err != nil {
+	if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "for alice") {
@@ -156,7 +157,7 @@ func TestReceiveClientNotReading(t *testing.T) {
 	}}
 	second := strings.Replace(receiveLine, `"id":1,`, `"id":2,`, 1)
 	go io.WriteString(pw, initLine+receiveLine+second)
-	if err := tools.NewServer(svc, "test", logf).Serve(context.Background(), pr, w); err != nil {
+	if err := mcp.NewServer(svc, "test", logf).Serve(context.Background(), pr, w); err != nil {
 		t.Fatal(err)
 	}
 	out := w.out.String()
@@ -209,7 +210,7 @@ func TestReceiveInBatch(t *testing.T) {
 				}
 				return nil
 			}}
-			if err := tools.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(init2503+tt.batch), w); err != nil {
+			if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(init2503+tt.batch), w); err != nil {
 				t.Fatal(err)
 			}
 			if out := w.out.String(); !strings.Contains(out, tt.wantText) {

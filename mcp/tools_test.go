@@ -1,4 +1,4 @@
-package tools
+package mcp
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"agentmail/jsonrpc"
 	"agentmail/mailbox"
+	"agentmail/tools"
 )
 
 // TestToolListing checks the listing every client parses (checklist item
@@ -95,7 +96,7 @@ func TestToolListingEncoding(t *testing.T) {
 // initialize and server/discover results against encoding/json, with a
 // version that needs escaping.
 func TestFixedResultsEncoding(t *testing.T) {
-	s := NewServer(&Service{}, "v1.0 \"dev\" <x>\n", nil)
+	s := NewServer(&tools.Service{}, "v1.0 \"dev\" <x>\n", nil)
 	var info struct {
 		Name, Version, Title string
 	}
@@ -154,7 +155,7 @@ func TestArgumentsLoneSurrogate(t *testing.T) {
 	send := findTool("send")
 	for _, tt := range []struct{ args, err string }{
 		{`{"recipient":"bob","message":"smile \ud83d\ude00"}`, ""},
-		{`{"recipient":"bob","message":"half \ud83d"}`, ErrNotUTF8.Error()},
+		{`{"recipient":"bob","message":"half \ud83d"}`, tools.ErrNotUTF8.Error()},
 		{`{"recipient":"b\udc00b","message":"x"}`, `argument "recipient" is not valid UTF-8 text`},
 	} {
 		args, err := send.arguments(jsonrpc.AppendMembers(nil, []byte(tt.args)))

@@ -1,4 +1,4 @@
-package tools
+package mcp
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"agentmail/jsonrpc"
 	"agentmail/mailbox"
+	"agentmail/tools"
 )
 
 // replier answers a tools/call at once with a successful result, before
@@ -49,7 +50,7 @@ type tool struct {
 	// params lists the argument names in inputSchema; all are required
 	// strings, which is all these four tools need.
 	params []string
-	call   func(s *Service, ctx context.Context, args map[string]string, r replier) (text string, structured any, err error)
+	call   func(s *tools.Service, ctx context.Context, args map[string]string, r replier) (text string, structured any, err error)
 }
 
 type annotations struct {
@@ -78,12 +79,12 @@ var toolSet = [...]tool{
 			`"required":["message_id"],"additionalProperties":false}`),
 		Annotations: annotations{Title: "Send a message", OpenWorldHint: false},
 		params:      []string{"recipient", "message"},
-		call: func(s *Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
+		call: func(s *tools.Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
 			m, err := s.Send(ctx, args["recipient"], args["message"])
 			if err != nil {
 				return "", nil, err
 			}
-			return SentText(m.ID), map[string]string{"message_id": m.ID}, nil
+			return tools.SentText(m.ID), map[string]string{"message_id": m.ID}, nil
 		},
 	},
 	{
@@ -97,12 +98,12 @@ var toolSet = [...]tool{
 			`"from":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},` +
 			`"status":{"type":"string","const":"No unread messages"}},"additionalProperties":false}`),
 		Annotations: annotations{Title: "Receive a message"},
-		call: func(s *Service, ctx context.Context, _ map[string]string, r replier) (string, any, error) {
+		call: func(s *tools.Service, ctx context.Context, _ map[string]string, r replier) (string, any, error) {
 			// The answer goes out before the message is marked read:
 			// one the client never gets (a cancelled call, a closed
 			// connection) stays unread.
 			m, err := s.Receive(ctx, func(m *mailbox.Message) error {
-				return r.reply(ReceivedText(m), received(m))
+				return r.reply(tools.ReceivedText(m), received(m))
 			})
 			if errors.Is(err, jsonrpc.ErrNotReading) {
 				return "", nil, fmt.Errorf("%w; the message stays unread", err)
@@ -114,9 +115,9 @@ var toolSet = [...]tool{
 				return "", nil, err
 			}
 			if m == nil {
-				return NoMail, map[string]string{"status": NoMail}, nil
+				return tools.NoMail, map[string]string{"status": tools.NoMail}, nil
 			}
-			return ReceivedText(m), received(m), nil
+			return tools.ReceivedText(m), received(m), nil
 		},
 	},
 	{
@@ -131,7 +132,7 @@ var toolSet = [...]tool{
 			`"required":["status"],"additionalProperties":false}`),
 		Annotations: annotations{Title: "Set your status", IdempotentHint: true},
 		params:      []string{"status"},
-		call: func(s *Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
+		call: func(s *tools.Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
 			if err := s.SetStatus(ctx, args["status"]); err != nil {
 				return "", nil, err
 			}
@@ -149,12 +150,12 @@ var toolSet = [...]tool{
 			`"required":["name","is_current"],"additionalProperties":false}}},` +
 			`"required":["recipients"],"additionalProperties":false}`),
 		Annotations: annotations{Title: "List recipients", ReadOnlyHint: true},
-		call: func(s *Service, ctx context.Context, _ map[string]string, _ replier) (string, any, error) {
+		call: func(s *tools.Service, ctx context.Context, _ map[string]string, _ replier) (string, any, error) {
 			list, err := s.Recipients(ctx)
 			if err != nil {
 				return "", nil, err
 			}
-			return RecipientsText(list), map[string]any{"recipients": list}, nil
+			return tools.RecipientsText(list), map[string]any{"recipients": list}, nil
 		},
 	},
 }

@@ -1,4 +1,4 @@
-package tools_test
+package mcp_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"agentmail/mailbox"
+	"agentmail/mcp"
 	"agentmail/tools"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkServe(b *testing.B) {
 				in.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,` + bm.request + "\n")
 			}
 			svc := &tools.Service{Store: mailbox.New(b.TempDir()), Term: newFakeTerm("alice", "alice", "bob")}
-			srv := tools.NewServer(svc, "bench", nil)
+			srv := mcp.NewServer(svc, "bench", nil)
 			var out countLines
 			b.ReportAllocs()
 			b.ResetTimer()

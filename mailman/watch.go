@@ -1,6 +1,7 @@
 package mailman
 
 import (
+	"agentmail/internal/fswatch"
 	"cmp"
 	"context"
 	"errors"
@@ -17,7 +18,7 @@ import (
 // returns nil when ctx is done, and an error when the file watcher cannot be
 // started or fails for good, when tmux is gone, or when Guard fails.
 func (m *Mailman) Run(ctx context.Context, started func()) error {
-	w, err := newFileWatcher()
+	w, err := fswatch.New()
 	if err != nil {
 		return fmt.Errorf("starting the file watcher: %w", err)
 	}
@@ -127,7 +128,7 @@ type paths struct {
 
 // watchDirs adds watches on .agentmail and .agentmail/mailboxes when they
 // exist. Adding a watch again is harmless.
-func watchDirs(w *fileWatcher, p paths) error {
+func watchDirs(w *fswatch.Watcher, p paths) error {
 	for _, dir := range []string{p.dir, p.boxes} {
 		if err := w.Add(dir); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -144,7 +145,7 @@ func watchDirs(w *fileWatcher, p paths) error {
 // lock files and temporary files are not relevant. The PID file is: when
 // someone removes it, the pass that follows puts it back (Guard), before a
 // second mailman can take its place.
-func (m *Mailman) relevant(w *fileWatcher, p paths, ev fileEvent) bool {
+func (m *Mailman) relevant(w *fswatch.Watcher, p paths, ev fswatch.Event) bool {
 	name := filepath.Clean(ev.Name)
 	switch {
 	case name == p.dir || name == p.boxes:

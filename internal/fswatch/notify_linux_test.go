@@ -1,4 +1,4 @@
-package mailman
+package fswatch
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // away stops being watched: the mailman adds the one made at its path,
 // and moves that repeat must not pile up watches on the old ones.
 func TestWatcherDropsMovedDirectory(t *testing.T) {
-	w, err := newFileWatcher()
+	w, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mailman
+package fswatch
 
 import (
 	"bytes"
@@ -11,11 +11,9 @@ import (
 	"unsafe"
 )
 
-// fileWatcher reports changes in a few directories, with inotify. It is the
-// small part of a file-watching library that the mailman needs, written on
-// the standard library so that the binary depends on nothing else.
-type fileWatcher struct {
-	Events chan fileEvent
+// Watcher reports changes in a few directories, with inotify.
+type Watcher struct {
+	Events chan Event
 	Errors chan error
 
 	f    *os.File
@@ -30,15 +28,15 @@ const watchMask = syscall.IN_CREATE | syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE
 	syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO |
 	syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
 
-func newFileWatcher() (*fileWatcher, error) {
+func New() (*Watcher, error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
 	// A non-blocking descriptor goes through the runtime's poller, so Close
 	// wakes a Read that is waiting.
-	w := &fileWatcher{
-		Events: make(chan fileEvent, 64),
+	w := &Watcher{
+		Events: make(chan Event, 64),
 		Errors: make(chan error, 1),
 		f:      os.NewFile(uintptr(fd), "inotify"),
 		dirs:   map[int32]string{},
@@ -50,7 +48,7 @@ func newFileWatcher() (*fileWatcher, error) {
 }
 
 // Add watches the entries of dir. Adding a directory again is harmless.
-func (w *fileWatcher) Add(dir string) error {
+func (w *Watcher) Add(dir string) error {
 	dir = filepath.Clean(dir)
 	sc, err := w.f.SyscallConn()
 	if err != nil {
@@ -73,7 +71,7 @@ func (w *fileWatcher) Add(dir string) error {
 }
 
 // remove ends the watch wd; the kernel then reports IN_IGNORED for it.
-func (w *fileWatcher) remove(wd int32) {
+func (w *Watcher) remove(wd int32) {
 	if sc, err := w.f.SyscallConn(); err == nil {
 		sc.Control(func(fd uintptr) { syscall.InotifyRmWatch(int(fd), uint32(wd)) })
 	}
@@ -81,7 +79,7 @@ func (w *fileWatcher) remove(wd int32) {
 
 // Close stops the watcher and closes Events and Errors, even when nobody
 // reads the events that are waiting.
-func (w *fileWatcher) Close() error {
+func (w *Watcher) Close() error {
 	close(w.stop)
 	err := w.f.Close()
 	<-w.done
@@ -89,7 +87,7 @@ func (w *fileWatcher) Close() error {
 }
 
 // send passes ev on, unless the watcher is closed first.
-func (w *fileWatcher) send(ev fileEvent) bool {
+func (w *Watcher) send(ev Event) bool {
 	select {
 	case w.Events <- ev:
 		return true
@@ -98,7 +96,7 @@ func (w *fileWatcher) send(ev fileEvent) bool {
 	}
 }
 
-func (w *fileWatcher) read() {
+func (w *Watcher) read() {
 	defer close(w.done)
 	defer close(w.Events)
 	defer close(w.Errors)
@@ -136,7 +134,7 @@ func (w *fileWatcher) read() {
 			}
 			if raw.Mask&syscall.IN_MOVE_SELF != 0 {
 				// The directory moved away: its path names it no more, and
-				// the mailman adds the one made there in its place. The
+				// its user adds the one made there in its place. The
 				// kernel would keep the old watch, and report its changes
 				// under the old path, for as long as the directory lives.
 				w.remove(raw.Wd)
@@ -147,7 +145,7 @@ func (w *fileWatcher) read() {
 			if base := bytes.TrimRight(nameBytes, "\x00"); len(base) > 0 {
 				name = filepath.Join(dir, string(base))
 			}
-			if raw.Mask&watchMask != 0 && !w.send(fileEvent{Name: name, Created: raw.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0}) {
+			if raw.Mask&watchMask != 0 && !w.send(Event{Name: name, Created: raw.Mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0}) {
 				return
 			}
 		}

@@ -1,4 +1,4 @@
-package mailman
+package fswatch
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // same methods and events. It is built everywhere, so that the tests run it
 // on Linux too.
 type pollWatcher struct {
-	Events chan fileEvent
+	Events chan Event
 	Errors chan error
 
 	mu   sync.Mutex
@@ -29,7 +29,7 @@ type stamp struct {
 // newPollWatcher starts a watcher that looks every interval.
 func newPollWatcher(interval time.Duration) *pollWatcher {
 	w := &pollWatcher{
-		Events: make(chan fileEvent, 64),
+		Events: make(chan Event, 64),
 		Errors: make(chan error, 1),
 		dirs:   map[string]map[string]stamp{},
 		stop:   make(chan struct{}),
@@ -88,24 +88,24 @@ func (w *pollWatcher) poll(interval time.Duration) {
 		case <-t.C:
 		}
 		w.mu.Lock()
-		var events []fileEvent
+		var events []Event
 		for dir, old := range w.dirs {
 			cur, err := scan(dir)
 			if err != nil {
 				delete(w.dirs, dir)
-				events = append(events, fileEvent{Name: dir})
+				events = append(events, Event{Name: dir})
 				continue
 			}
 			for name, st := range cur {
 				if prev, ok := old[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name), Created: true})
+					events = append(events, Event{Name: filepath.Join(dir, name), Created: true})
 				} else if prev != st {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
+					events = append(events, Event{Name: filepath.Join(dir, name)})
 				}
 			}
 			for name := range old {
 				if _, ok := cur[name]; !ok {
-					events = append(events, fileEvent{Name: filepath.Join(dir, name)})
+					events = append(events, Event{Name: filepath.Join(dir, name)})
 				}
 			}
 			w.dirs[dir] = cur

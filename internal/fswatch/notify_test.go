@@ -1,4 +1,4 @@
-package mailman
+package fswatch
 
 import (
 	"errors"
@@ -26,16 +26,16 @@ type watcher interface {
 func TestWatchers(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		start func(t *testing.T) (watcher, <-chan fileEvent, <-chan error)
+		start func(t *testing.T) (watcher, <-chan Event, <-chan error)
 	}{
-		{"platform", func(t *testing.T) (watcher, <-chan fileEvent, <-chan error) {
-			w, err := newFileWatcher()
+		{"platform", func(t *testing.T) (watcher, <-chan Event, <-chan error) {
+			w, err := New()
 			if err != nil {
 				t.Fatal(err)
 			}
 			return w, w.Events, w.Errors
 		}},
-		{"polling", func(t *testing.T) (watcher, <-chan fileEvent, <-chan error) {
+		{"polling", func(t *testing.T) (watcher, <-chan Event, <-chan error) {
 			w := newPollWatcher(10 * time.Millisecond)
 			return w, w.Events, w.Errors
 		}},

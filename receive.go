@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,7 @@ import (
 
 var receiveCmd = &command{
 	summary: "Read your oldest unread message",
-	usage:   "agentmail receive [--hook]",
+	usage:   "agentmail receive [--wait DURATION] [--hook]",
 	help: `Print your oldest unread message and mark it read, or "No unread messages".
 Each message is delivered once, even to receivers running at the same time.
 A mailbox that another process keeps locked for 5 seconds fails the
@@ -25,6 +26,11 @@ Standard output that discards what is written to it (/dev/null, or
 closed) is an error, and the mail stays unread.
 
 Flags:
+  --wait DURATION
+           with no unread mail, wait up to DURATION for a message to arrive
+           (a Go duration such as 30s or 2m, or plain seconds; at most 10m),
+           then print "No unread messages". The wait watches the mailbox
+           file and costs no CPU.
   --hook   for assistant Stop hooks: print nothing and exit 0 when there is no
            mail, outside tmux or on any error (standard error that is
            /dev/null or closed among them); with mail, print "You got new
@@ -35,6 +41,8 @@ Flags:
 func runReceive(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("receive")
 	hook := fs.Bool("hook", false, "")
+	var wait waitFlag
+	fs.Var(&wait, "wait", "")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -53,10 +61,10 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 			svc.Store.Warnf = nil
 		}
 		svc.LockWait = hookWait
-		ctx, cancel := context.WithTimeout(ctx, hookWait)
+		ctx, cancel := context.WithTimeout(ctx, hookWait+time.Duration(wait))
 		defer cancel()
 		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait, visible: isTerminal(e.stderr)}
-		if m, err := out.receive(ctx, svc); err != nil || m == nil {
+		if m, err := out.receive(ctx, svc, time.Duration(wait)); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
@@ -65,7 +73,7 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
 	}
 	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
-	m, err := out.receive(ctx, svc)
+	m, err := out.receive(ctx, svc, time.Duration(wait))
 	if err != nil {
 		return err
 	}
@@ -105,11 +113,11 @@ type messageWriter struct {
 	err  error           // the write's error, once done is closed
 }
 
-// receive receives the caller's oldest unread message, writes it and
-// returns it, or nil when there is none. The message is marked read only
+// receive receives the caller's oldest unread message, waiting up to wait
+// for one, writes it and returns it, or nil when there is none. The message is marked read only
 // once it is written.
-func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service) (*mailbox.Message, error) {
-	m, err := svc.Receive(ctx, mw.deliver)
+func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service, wait time.Duration) (*mailbox.Message, error) {
+	m, err := svc.Receive(ctx, wait, mw.deliver)
 	if !errors.Is(err, errStillWriting) {
 		if werr := mw.wait(); err == nil {
 			err = werr
@@ -213,3 +221,25 @@ func visibleControls(s string) string {
 // that takes longer has stopped, and an assistant's hook must not hang on
 // it.
 const hookWait = time.Second
+
+// waitFlag is the value of receive --wait: a Go duration ("30s", "2m") or
+// plain seconds ("30", "1.5"), from 0 to tools.MaxWait.
+type waitFlag time.Duration
+
+func (w *waitFlag) String() string { return time.Duration(*w).String() }
+
+func (w *waitFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+			return errors.New("want a duration such as 30s or 2m, or a number of seconds")
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 || d > tools.MaxWait {
+		return fmt.Errorf("want a duration from 0 to %v", tools.MaxWait)
+	}
+	*w = waitFlag(d)
+	return nil
+}

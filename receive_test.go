@@ -81,7 +81,7 @@ func TestReceiveSlowWrite(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				m, err := mw.receive(context.Background(), svc)
+				m, err := mw.receive(context.Background(), svc, 0)
 				done <- result{m, err}
 			}()
 			<-w.entered

@@ -255,11 +255,23 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	return m, s.lockError(err)
 }
 
+// MaxWait is the longest a receive may wait for mail.
+const MaxWait = 600 * time.Second
+
 // Receive returns the caller's oldest unread message and marks it read, or
 // nil when there is none. deliver, when not nil, hands the message on
 // before it is marked read, and ctx, and the lock wait, bound the wait for
 // the mailbox's lock (see mailbox.Store.ReceiveContext).
-func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
+//
+// With wait above zero and no unread mail, Receive waits up to wait for a
+// message to arrive, watching the mailbox file rather than polling it, and
+// returns nil when the time is up. It watches before it first looks, so
+// mail stored in between is not missed. A wait that ends with ctx (the
+// call cancelled, the client gone, the server stopping) takes nothing.
+func (s *Service) Receive(ctx context.Context, wait time.Duration, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
+	if wait < 0 || wait > MaxWait {
+		return nil, fmt.Errorf("the wait must be between 0 and %d seconds", int(MaxWait/time.Second))
+	}
 	// tmux first, as for every command that needs it: outside tmux the
 	// answer is "not inside tmux" wherever the command runs.
 	sess, err := s.agent(ctx)
@@ -270,10 +282,39 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.lockContext(ctx)
-	defer cancel()
-	m, err := st.ReceiveContext(ctx, sess.Self.Name, deliver)
-	return m, s.lockError(err)
+	var changes <-chan struct{}
+	if wait > 0 {
+		var stop func()
+		changes, stop, err = st.Watch(sess.Self.Name)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		lctx, cancel := s.lockContext(ctx)
+		m, err := st.ReceiveContext(lctx, sess.Self.Name, deliver)
+		cancel()
+		if m != nil || err != nil || wait == 0 {
+			return m, s.lockError(err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-changes:
+			t.Stop()
+		case <-t.C:
+			// One last look: mail may have come with the deadline.
+			wait = 0
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // MarkRead marks m, a message Receive gave to a deliver function that

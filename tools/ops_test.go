@@ -59,7 +59,7 @@ func TestSharedOwnName(t *testing.T) {
 	ctx := context.Background()
 	errs := map[string]error{}
 	_, errs["Send"] = svc.Send(ctx, "bob", "hello")
-	_, errs["Receive"] = svc.Receive(ctx, nil)
+	_, errs["Receive"] = svc.Receive(ctx, 0, nil)
 	_, errs["Recipients"] = svc.Recipients(ctx)
 	for op, err := range errs {
 		var shared *tools.SharedNameError
@@ -75,7 +75,7 @@ func TestSharedOwnName(t *testing.T) {
 	}
 
 	term.Windows = append(term.Windows, window(3, "alice"))
-	_, err := svc.Receive(ctx, nil)
+	_, err := svc.Receive(ctx, 0, nil)
 	if want := `your window name "alice" is also the name of 2 other windows of this session: rename all but one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Receive in one of three windows named alice = %v, want it to start with %q", err, want)
 	}
@@ -95,7 +95,7 @@ func TestSharedIgnoredOwnName(t *testing.T) {
 	if _, err := svc.Send(ctx, "bob", "from a shell window"); err != nil {
 		t.Errorf("Send from an ignored shared name: %v", err)
 	}
-	if m, err := svc.Receive(ctx, nil); m != nil || err != nil {
+	if m, err := svc.Receive(ctx, 0, nil); m != nil || err != nil {
 		t.Errorf("Receive in an ignored shared name = %v, %v; want no mail and no error", m, err)
 	}
 	// The other zsh window is not listed: it is ignored.
@@ -163,7 +163,7 @@ func TestSharedNameButForCase(t *testing.T) {
 	wantNothingWritten(t, root)
 
 	term.Self = window(2, "Bob")
-	_, err := svc.Receive(ctx, nil)
+	_, err := svc.Receive(ctx, 0, nil)
 	if want := `your window name "Bob" is also the name of another window of this session, but for letter case, and on a case-insensitive file system they share one mailbox: rename one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Receive in Bob = %v, want it to start with %q", err, want)
 	}
@@ -218,7 +218,7 @@ func TestUnusableOwnName(t *testing.T) {
 		ctx := context.Background()
 		errs := map[string]error{}
 		_, errs["Send"] = svc.Send(ctx, "bob", "hello")
-		_, errs["Receive"] = svc.Receive(ctx, nil)
+		_, errs["Receive"] = svc.Receive(ctx, 0, nil)
 		errs["SetStatus"] = svc.SetStatus(ctx, "ready")
 		_, errs["Recipients"] = svc.Recipients(ctx)
 		for op, err := range errs {
@@ -292,7 +292,7 @@ func TestLockWait(t *testing.T) {
 		return err
 	})
 	wantBusy("Receive", st.MailboxPath("alice"), func() error {
-		_, err := svc.Receive(ctx, nil)
+		_, err := svc.Receive(ctx, 0, nil)
 		return err
 	})
 	wantBusy("SetStatus", st.StatesPath(), func() error { return svc.SetStatus(ctx, mailbox.StatusReady) })
@@ -302,7 +302,7 @@ func TestLockWait(t *testing.T) {
 	if n, err := st.Unread("bob"); n != 1 || err != nil {
 		t.Errorf("bob's unread = %d, %v; want 1", n, err)
 	}
-	if m, err := svc.Receive(ctx, nil); err != nil || m == nil || m.Message != "for alice" {
+	if m, err := svc.Receive(ctx, 0, nil); err != nil || m == nil || m.Message != "for alice" {
 		t.Errorf("Receive after the lock was let go = %+v, %v; want alice's message", m, err)
 	}
 	states, err := st.States()

@@ -36,7 +36,7 @@ var update = flag.Bool("update", false, "rewrite the server sections of testdata
 // exactly). UUIDs in the answers are replaced, before comparing, by
 // <uuid-1>, <uuid-2>, … in order of first appearance, so a file can say
 // that a received id is the one a send returned. An expected value "<any>"
-// matches any value. With -update (go test ./tools -run TestGolden -update)
+// matches any value. With -update (go test ./mcp -run TestGolden -update)
 // the server sections are rewritten from what the server said; expected
 // lines that still match are kept as they are, placeholders and all.
 //

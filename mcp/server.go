@@ -445,9 +445,10 @@ func toolError(err error) toolResult {
 }
 
 // arguments checks the members of the arguments object against the tool's
-// input schema: every parameter is a required string and no other argument
-// is allowed. A name given twice is refused, as the CLI refuses a flag
-// given twice.
+// input schema: each parameter is a string or a number, required or
+// optional, and no other argument is allowed. Strings are decoded; numbers
+// are kept as their JSON text for the tool to read. A name given twice is
+// refused, as the CLI refuses a flag given twice.
 func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 	for i, m := range members {
 		for _, prev := range members[:i] {
@@ -460,10 +461,21 @@ func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 		return nil, fmt.Errorf("unknown argument %q: %s takes %s", k, t.Name, describeParams(t.params))
 	}
 	args := make(map[string]string, len(t.params))
-	for _, k := range t.params {
+	for _, p := range t.params {
+		k := p.name
 		v, ok := jsonrpc.LastMember(members, k)
-		if !ok {
+		if !ok || p.optional && string(v) == "null" {
+			if p.optional {
+				continue
+			}
 			return nil, fmt.Errorf("missing required argument %q", k)
+		}
+		if p.number {
+			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+				return nil, fmt.Errorf("argument %q must be a number", k)
+			}
+			args[k] = string(v)
+			continue
 		}
 		s, ok := jsonrpc.StringValue(v)
 		if !ok {
@@ -488,7 +500,8 @@ func (t *tool) arguments(members []jsonrpc.Member) (map[string]string, error) {
 func (t *tool) unknownArgument(members []jsonrpc.Member) (string, bool) {
 	var unknown []string
 	for _, m := range members {
-		if k := string(m.Name); !slices.Contains(t.params, k) {
+		k := string(m.Name)
+		if !slices.ContainsFunc(t.params, func(p param) bool { return p.name == k }) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -498,13 +511,16 @@ func (t *tool) unknownArgument(members []jsonrpc.Member) (string, bool) {
 	return slices.Min(unknown), true
 }
 
-func describeParams(params []string) string {
+func describeParams(params []param) string {
 	if len(params) == 0 {
 		return "no arguments"
 	}
 	q := make([]string, len(params))
 	for i, p := range params {
-		q[i] = fmt.Sprintf("%q", p)
+		q[i] = fmt.Sprintf("%q", p.name)
+		if p.optional {
+			q[i] += " (optional)"
+		}
 	}
 	return strings.Join(q, " and ")
 }

@@ -66,8 +66,17 @@ func TestToolListing(t *testing.T) {
 			}
 			if what == "inputSchema" {
 				params := findTool(tl.Name).params
-				if !slices.Equal(s.Required, params) && !(len(s.Required) == 0 && len(params) == 0) {
-					t.Errorf("%s: inputSchema requires %q, the tool reads %q", tl.Name, s.Required, params)
+				var required []string
+				for _, p := range params {
+					if !p.optional {
+						required = append(required, p.name)
+					}
+					if _, ok := s.Properties[p.name]; !ok {
+						t.Errorf("%s: inputSchema lacks the argument %q", tl.Name, p.name)
+					}
+				}
+				if !slices.Equal(s.Required, required) {
+					t.Errorf("%s: inputSchema requires %q, the tool requires %q", tl.Name, s.Required, required)
 				}
 				if len(s.Properties) != len(params) {
 					t.Errorf("%s: inputSchema has %d properties, the tool reads %d arguments", tl.Name, len(s.Properties), len(params))

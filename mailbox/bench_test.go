@@ -137,7 +137,7 @@ func BenchmarkReceiveWithoutCursor(b *testing.B) {
 		}
 		defer f.Close()
 		lastLine := strings.TrimSuffix(readFile(b, s.MailboxPath("bob"))[unreadAt:], "\n")
-		flagOff, _, err := locateReadFlag([]byte(lastLine))
+		_, _, flagOff, err := classifyLine([]byte(lastLine))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,8 +30,8 @@ func oracleLine(line []byte) (m oracleMessage, unread, valid bool) {
 }
 
 // FuzzReceive writes arbitrary bytes as a mailbox and receives until
-// nothing is left. The expectations come from encoding/json, not from the
-// line scanner that Receive uses:
+// nothing is left. The expectations come from encoding/json alone, not
+// from the code that Receive uses to classify lines:
 //
 //   - the messages delivered are exactly the complete lines (ending with a
 //     newline) that encoding/json decodes with read_flag false, in file

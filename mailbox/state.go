@@ -62,59 +62,31 @@ type rawField struct {
 // against its tags.
 var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
 
-// isStateKey reports whether encoding/json would decode the member named by
-// the JSON string quoted into a field of State (it matches
-// case-insensitively, after unescaping).
-func isStateKey(quoted []byte) bool {
-	name := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(name, '\\') >= 0 {
-		var key string
-		if json.Unmarshal(quoted, &key) != nil {
-			return false
-		}
-		name = []byte(key)
-	}
+// isStateKey reports whether encoding/json decodes the member named key
+// into a field of State: it matches names case-insensitively.
+func isStateKey(key string) bool {
 	for _, k := range stateKeys {
-		if bytes.EqualFold(name, []byte(k)) {
+		if strings.EqualFold(key, k) {
 			return true
 		}
 	}
 	return false
 }
 
-// parseState decodes one line of recipients.jsonl.
+// parseState decodes one line of recipients.jsonl, keeping the members
+// whose keys State does not know in extra.
 func parseState(line []byte) (State, error) {
-	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
-		return State{}, errors.New("not a JSON object")
-	}
 	var st State
 	if err := json.Unmarshal(line, &st); err != nil {
 		return State{}, err
 	}
-	// The line is valid JSON: walk its top-level members for the keys
-	// State does not know. A walk that stops short is a bug, not bad input.
-	i := skipSpace(line, 0) + 1
-	for i = skipSpace(line, i); i < len(line) && line[i] == '"'; {
-		end, err := skipString(line, i)
-		if err != nil {
-			return State{}, err
+	err := eachMember(line, func(key string, value json.RawMessage, _ int) {
+		if !isStateKey(key) {
+			st.extra = append(st.extra, rawField{key: key, value: value})
 		}
-		name := line[i:end]
-		i = skipSpace(line, skipSpace(line, end)+1) // past ':'
-		vend, err := skipValue(line, i)
-		if err != nil {
-			return State{}, err
-		}
-		if !isStateKey(name) {
-			var key string
-			if err := json.Unmarshal(name, &key); err != nil {
-				return State{}, err
-			}
-			st.extra = append(st.extra, rawField{key: key, value: json.RawMessage(line[i:vend])})
-		}
-		if i = skipSpace(line, vend); i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
+	})
+	if err != nil {
+		return State{}, err
 	}
 	return st, nil
 }

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -103,7 +104,7 @@ func FuzzReceive(f *testing.F) {
 		wantUnread(t, s, "bob", len(unread))
 		w.take()
 		for i, u := range unread {
-			got, err := s.Receive("bob")
+			got, err := s.Receive(context.Background(), "bob", nil)
 			if err != nil || got == nil {
 				t.Fatalf("receive %d of %d = %+v, %v", i+1, len(unread), got, err)
 			}

@@ -194,14 +194,9 @@ func (s *Store) States() ([]State, error) {
 // fn returns false. Recipient is kept as name whatever fn does. The name
 // must be valid (see ValidName). Other entries, unknown keys and lines we
 // cannot parse are kept as they are. The file is replaced atomically under
-// the state lock.
-func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) error {
-	return s.UpdateStateContext(context.Background(), name, fn)
-}
-
-// UpdateStateContext is UpdateState, except that waiting for the locks ends
-// with ctx's error, and nothing changed, if ctx is done first.
-func (s *Store) UpdateStateContext(ctx context.Context, name string, fn func(st *State, exists bool) bool) error {
+// the state lock. Waiting for the locks ends with ctx's error, and nothing
+// changed, if ctx is done first.
+func (s *Store) UpdateState(ctx context.Context, name string, fn func(st *State, exists bool) bool) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
@@ -242,18 +237,14 @@ func (s *Store) UpdateStateContext(ctx context.Context, name string, fn func(st 
 // SetStatus records that name's agent has status, at the current time. A
 // non-empty pane is stored too. work and offline reset NotifiedAt; ready
 // keeps it, so that an agent going idle again is not rung twice at once.
-func (s *Store) SetStatus(name, status, pane string) error {
-	return s.SetStatusContext(context.Background(), name, status, pane)
-}
-
-// SetStatusContext is SetStatus, except that waiting for the locks ends
-// with ctx's error, and nothing changed, if ctx is done first.
-func (s *Store) SetStatusContext(ctx context.Context, name, status, pane string) error {
+// Waiting for the locks ends with ctx's error, and nothing changed, if ctx
+// is done first.
+func (s *Store) SetStatus(ctx context.Context, name, status, pane string) error {
 	if err := ValidStatus(status); err != nil {
 		return err
 	}
 	now := s.now()
-	return s.UpdateStateContext(ctx, name, func(st *State, _ bool) bool {
+	return s.UpdateState(ctx, name, func(st *State, _ bool) bool {
 		st.Status = status
 		st.UpdatedAt = now
 		if pane != "" {

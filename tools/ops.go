@@ -251,14 +251,14 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	m, err := st.AppendContext(ctx, sess.Self.Name, recipient, message)
+	m, err := st.Append(ctx, sess.Self.Name, recipient, message)
 	return m, s.lockError(err)
 }
 
 // Receive returns the caller's oldest unread message and marks it read, or
 // nil when there is none. deliver, when not nil, hands the message on
 // before it is marked read, and ctx, and the lock wait, bound the wait for
-// the mailbox's lock (see mailbox.Store.ReceiveContext).
+// the mailbox's lock (see mailbox.Store.Receive).
 func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) error) (*mailbox.Message, error) {
 	// tmux first, as for every command that needs it: outside tmux the
 	// answer is "not inside tmux" wherever the command runs.
@@ -272,14 +272,14 @@ func (s *Service) Receive(ctx context.Context, deliver func(*mailbox.Message) er
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	m, err := st.ReceiveContext(ctx, sess.Self.Name, deliver)
+	m, err := st.Receive(ctx, sess.Self.Name, deliver)
 	return m, s.lockError(err)
 }
 
 // MarkRead marks m, a message Receive gave to a deliver function that
 // failed while still handing it on, read in the caller's mailbox once it
 // has been handed on. A message already read there is left as it is (see
-// mailbox.Store.MarkReadContext).
+// mailbox.Store.MarkRead).
 func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	sess, err := s.agent(ctx)
 	if err != nil {
@@ -291,7 +291,7 @@ func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	_, err = st.MarkReadContext(ctx, sess.Self.Name, m)
+	_, err = st.MarkRead(ctx, sess.Self.Name, m)
 	return s.lockError(err)
 }
 
@@ -313,7 +313,7 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return s.lockError(st.SetStatusContext(ctx, sess.Self.Name, status, sess.Self.Pane))
+	return s.lockError(st.SetStatus(ctx, sess.Self.Name, status, sess.Self.Pane))
 }
 
 // Recipient is one entry of the recipients list.

@@ -138,7 +138,7 @@ func (mw *messageWriter) receive(ctx context.Context, svc *tools.Service, wait t
 	return m, nil
 }
 
-// deliver is the deliver function of Store.ReceiveContext: it starts the
+// deliver is the deliver function of Store.Receive: it starts the
 // write and waits for it for at most deliverWait.
 func (mw *messageWriter) deliver(m *mailbox.Message) error {
 	mw.m = *m

@@ -65,7 +65,7 @@ func TestReceiveSlowWrite(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			store := mailbox.New(t.TempDir())
-			if _, err := store.Append("bob", "alice", "hello"); err != nil {
+			if _, err := store.Append(context.Background(), "bob", "alice", "hello"); err != nil {
 				t.Fatal(err)
 			}
 			svc := &tools.Service{Store: store, Term: aloneIn("alice")}
@@ -95,7 +95,7 @@ func TestReceiveSlowWrite(t *testing.T) {
 				t.Errorf("the mailbox stayed locked for %v", d)
 			}
 			if tt.meanwhile {
-				if m, err := store.Receive("alice"); err != nil || m == nil {
+				if m, err := store.Receive(context.Background(), "alice", nil); err != nil || m == nil {
 					t.Fatalf("the other receive got %v, %v; want the message", m, err)
 				}
 			}

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func BenchmarkReceive(b *testing.B) {
 					b.StartTimer()
 				}
 				t0 := time.Now()
-				m, err := s.Receive("bob")
+				m, err := s.Receive(context.Background(), "bob", nil)
 				durs = append(durs, time.Since(t0))
 				if err != nil || m == nil {
 					b.Fatalf("Receive = %v, %v", m, err)
@@ -137,7 +138,7 @@ func BenchmarkReceiveWithoutCursor(b *testing.B) {
 		}
 		defer f.Close()
 		lastLine := strings.TrimSuffix(readFile(b, s.MailboxPath("bob"))[unreadAt:], "\n")
-		flagOff, _, err := locateReadFlag([]byte(lastLine))
+		_, _, flagOff, err := classifyLine([]byte(lastLine))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func BenchmarkReceiveWithoutCursor(b *testing.B) {
 				}
 				b.StartTimer()
 				t0 := time.Now()
-				m, err := s.Receive("bob")
+				m, err := s.Receive(context.Background(), "bob", nil)
 				durs = append(durs, time.Since(t0))
 				if err != nil || m == nil {
 					b.Fatalf("Receive = %v, %v", m, err)
@@ -170,14 +171,14 @@ func BenchmarkReceiveWithoutCursor(b *testing.B) {
 func BenchmarkAppend(b *testing.B) {
 	s := New(b.TempDir())
 	body := strings.Repeat("lorem ipsum ", 8)
-	if _, err := s.Append("alice", "bob", body); err != nil {
+	if _, err := s.Append(context.Background(), "alice", "bob", body); err != nil {
 		b.Fatal(err)
 	}
 	durs := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		if _, err := s.Append("alice", "bob", body); err != nil {
+		if _, err := s.Append(context.Background(), "alice", "bob", body); err != nil {
 			b.Fatal(err)
 		}
 		durs = append(durs, time.Since(t0))
@@ -225,7 +226,7 @@ func BenchmarkSyncCost(b *testing.B) {
 func BenchmarkSetStatus(b *testing.B) {
 	s := New(b.TempDir())
 	for i := range 10 {
-		if err := s.SetStatus(fmt.Sprintf("agent%d", i), StatusReady, "%1"); err != nil {
+		if err := s.SetStatus(context.Background(), fmt.Sprintf("agent%d", i), StatusReady, "%1"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -237,7 +238,7 @@ func BenchmarkSetStatus(b *testing.B) {
 			status = StatusReady
 		}
 		t0 := time.Now()
-		if err := s.SetStatus("agent3", status, "%1"); err != nil {
+		if err := s.SetStatus(context.Background(), "agent3", status, "%1"); err != nil {
 			b.Fatal(err)
 		}
 		durs = append(durs, time.Since(t0))

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -274,9 +275,9 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		if isBlank(body) {
 			continue
 		}
-		if complete {
-			m, _, err := parseLine(body)
-			if err == nil && m.ReadFlag && !m.CreatedAt.IsZero() && m.CreatedAt.Before(before) {
+		if kind, _, _, _ := classifyLine(body); complete && kind == lineRead {
+			var m Message
+			if json.Unmarshal(body, &m) == nil && !m.CreatedAt.IsZero() && m.CreatedAt.Before(before) {
 				removed++
 				continue
 			}

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -325,7 +326,7 @@ func TestCleanupKeepsGoingWithoutRemovingACursor(t *testing.T) {
 func TestCleanupRemovesLeftoverTempFiles(t *testing.T) {
 	s := cleanupFixture(t)
 	for _, name := range []string{".tmp-x", ".tmp-123"} {
-		if _, err := s.Append("bob", name, "unread mail of "+name); err != nil {
+		if _, err := s.Append(context.Background(), "bob", name, "unread mail of "+name); err != nil {
 			t.Fatal(err)
 		}
 		old := cleanupNow.Add(-3 * time.Hour)

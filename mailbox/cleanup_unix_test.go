@@ -3,6 +3,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -234,7 +235,7 @@ func cleanupOf(s *Store, dry bool) cleanupOutcome {
 // out of their files.
 func TestRewriteKeepsOwnerAndMode(t *testing.T) {
 	s, _ := newStore(t)
-	if err := s.SetStatus("bob", StatusWork, "%1"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", StatusWork, "%1"); err != nil {
 		t.Fatal(err)
 	}
 	path := s.StatesPath()
@@ -250,7 +251,7 @@ func TestRewriteKeepsOwnerAndMode(t *testing.T) {
 	} else {
 		t.Log("not root: the owner is not changed")
 	}
-	if err := s.SetStatus("bob", StatusReady, "%1"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", StatusReady, "%1"); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)

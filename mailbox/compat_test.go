@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ func TestOldToolStates(t *testing.T) {
 		t.Errorf("bob = %+v", b)
 	}
 
-	if err := s.SetStatus("bob", "work", "%7"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", "work", "%7"); err != nil {
 		t.Fatal(err)
 	}
 	got := lines(readFile(t, path))

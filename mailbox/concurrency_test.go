@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,7 +45,7 @@ func helperAppend() int {
 	tag, count, _ := strings.Cut(os.Getenv(helperArgEnv), " ")
 	n, _ := strconv.Atoi(count)
 	for i := range n {
-		if _, err := s.Append("sender", "bob", fmt.Sprintf("%s-%d", tag, i)); err != nil {
+		if _, err := s.Append(context.Background(), "sender", "bob", fmt.Sprintf("%s-%d", tag, i)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -76,7 +77,7 @@ func helperReceive() int {
 func receiveUntilDone(s *Store, name string, done func() bool, got func(*Message)) error {
 	for {
 		finished := done() // Before the receive: nothing is appended after it.
-		m, err := s.Receive(name)
+		m, err := s.Receive(context.Background(), name, nil)
 		if err != nil {
 			return err
 		}
@@ -173,7 +174,7 @@ func TestReceiveExactlyOnce(t *testing.T) {
 		}
 		sendWG.Go(func() {
 			for i := range perSender {
-				if _, err := s.Append("sender", "bob", fmt.Sprintf("%s-%d", tag, i)); err != nil {
+				if _, err := s.Append(context.Background(), "sender", "bob", fmt.Sprintf("%s-%d", tag, i)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -262,7 +263,7 @@ func TestCleanupNeverLosesConcurrentMail(t *testing.T) {
 		for g := range senders {
 			sendWG.Go(func() {
 				for i := range perRound {
-					if _, err := s.Append("alice", "bob", fmt.Sprintf("%d-%d-%d", r, g, i)); err != nil {
+					if _, err := s.Append(context.Background(), "alice", "bob", fmt.Sprintf("%d-%d-%d", r, g, i)); err != nil {
 						t.Error(err)
 						return
 					}

@@ -4,6 +4,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +95,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range crashStateNames {
-		if err := s.SetStatus(name, StatusReady, ""); err != nil {
+		if err := s.SetStatus(context.Background(), name, StatusReady, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -241,7 +242,7 @@ func TestCrashSafety(t *testing.T) {
 	wantUnread(t, s, "bob", len(unread))
 	want := bytes.Clone(before)
 	for i, l := range unread {
-		got, err := s.Receive("bob")
+		got, err := s.Receive(context.Background(), "bob", nil)
 		if err != nil || got == nil {
 			t.Fatalf("drain %d of %d: %+v, %v", i, len(unread), got, err)
 		}
@@ -370,7 +371,7 @@ func crashChild(role string) int {
 	case "sender":
 		for seq := 0; alive(); seq++ {
 			b := body(seq)
-			m, err := s.Append("alice", "bob", b)
+			m, err := s.Append(context.Background(), "alice", "bob", b)
 			if err == nil {
 				err = report(m.ID, b)
 			}
@@ -395,7 +396,7 @@ func crashChild(role string) int {
 		}
 	case "receiver":
 		for alive() {
-			m, err := s.Receive("bob")
+			m, err := s.Receive(context.Background(), "bob", nil)
 			if err == nil && m != nil {
 				err = report(m.ID, m.Message)
 			}
@@ -409,7 +410,7 @@ func crashChild(role string) int {
 		statuses := []string{StatusReady, StatusWork, StatusOffline}
 		for i := 0; alive(); i++ {
 			name := crashStateNames[rand.IntN(len(crashStateNames))]
-			if err := s.SetStatus(name, statuses[rand.IntN(3)], "%"+strconv.Itoa(i)); err != nil {
+			if err := s.SetStatus(context.Background(), name, statuses[rand.IntN(3)], "%"+strconv.Itoa(i)); err != nil {
 				fmt.Fprintln(os.Stderr, "status:", err)
 				return 1
 			}

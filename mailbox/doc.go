@@ -57,11 +57,12 @@
 // read_flag value become "true " (the trailing space is JSON whitespace) in a
 // single positioned write. The line stays valid JSON of the same length, so
 // the earlier tool still reads it, and a receive never rewrites the mailbox.
-// The value is located by a small scanner that skips strings and nested
-// values, so text such as "read_flag":false inside a message body cannot
-// fool it; with duplicate top-level keys the last one counts, matching
-// encoding/json (including its case-insensitive key matching). We flip by
-// byte offset, not by id, so a duplicated id cannot make a message come back.
+// The value is located by walking the line's top-level members with
+// encoding/json's Decoder, so text such as "read_flag":false inside a
+// message body or a nested value cannot fool it, and with duplicate or
+// differently cased keys the value overwritten is the one encoding/json
+// reads. We flip by byte offset, not by id, so a duplicated id cannot make a
+// message come back.
 //
 // To keep a receive's cost flat as the mailbox grows, a read cursor is kept
 // in cursors/<name>: an offset O such that every line before O is read or
@@ -94,10 +95,12 @@
 // new message is never glued to a torn fragment; the fragment then becomes a
 // complete malformed line. A complete
 // line that is not a JSON object, or has no top-level read_flag key, or whose
-// read_flag is not a boolean, is malformed: a receive skips it with one
+// read_flag is not a boolean, or that is unread but does not decode into a
+// Message, is malformed: a receive skips it with one
 // warning through Store.Warnf, it never blocks later messages, and it is
 // never rewritten away (cleanup keeps it too). Blank lines are skipped
-// silently. A line already marked read is skipped without being decoded.
+// silently. A line already marked read is decoded no further than its
+// read_flag.
 //
 // # Crash safety and durability
 //

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -30,8 +31,8 @@ func oracleLine(line []byte) (m oracleMessage, unread, valid bool) {
 }
 
 // FuzzReceive writes arbitrary bytes as a mailbox and receives until
-// nothing is left. The expectations come from encoding/json, not from the
-// line scanner that Receive uses:
+// nothing is left. The expectations come from encoding/json alone, not
+// from the code that Receive uses to classify lines:
 //
 //   - the messages delivered are exactly the complete lines (ending with a
 //     newline) that encoding/json decodes with read_flag false, in file
@@ -103,7 +104,7 @@ func FuzzReceive(f *testing.F) {
 		wantUnread(t, s, "bob", len(unread))
 		w.take()
 		for i, u := range unread {
-			got, err := s.Receive("bob")
+			got, err := s.Receive(context.Background(), "bob", nil)
 			if err != nil || got == nil {
 				t.Fatalf("receive %d of %d = %+v, %v", i+1, len(unread), got, err)
 			}

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func readFile(t testing.TB, path string) string {
 
 func mustAppend(t testing.TB, s *Store, from, to, body string) Message {
 	t.Helper()
-	m, err := s.Append(from, to, body)
+	m, err := s.Append(context.Background(), from, to, body)
 	if err != nil {
 		t.Fatalf("Append(%q, %q): %v", from, to, err)
 	}
@@ -110,7 +111,7 @@ func mustAppend(t testing.TB, s *Store, from, to, body string) Message {
 // mustReceive receives one message and fails the test when there is none.
 func mustReceive(t testing.TB, s *Store, name string) *Message {
 	t.Helper()
-	m, err := s.Receive(name)
+	m, err := s.Receive(context.Background(), name, nil)
 	if err != nil {
 		t.Fatalf("Receive(%q): %v", name, err)
 	}
@@ -142,7 +143,7 @@ func wantMessage(t testing.TB, i int, got *Message, name string, want Message) {
 
 func wantNoMessage(t testing.TB, s *Store, name string) {
 	t.Helper()
-	m, err := s.Receive(name)
+	m, err := s.Receive(context.Background(), name, nil)
 	if err != nil || m != nil {
 		t.Fatalf("Receive(%q) = %+v, %v; want nil, nil", name, m, err)
 	}

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -181,10 +182,10 @@ func TestOldToolLegacyStates(t *testing.T) {
 	}
 
 	s.Now = func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
-	if err := s.SetStatus("agent1", "ready", "%4"); err != nil {
+	if err := s.SetStatus(context.Background(), "agent1", "ready", "%4"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetStatus("agent2", "work", ""); err != nil {
+	if err := s.SetStatus(context.Background(), "agent2", "work", ""); err != nil {
 		t.Fatal(err)
 	}
 	got := lines(readFile(t, path))
@@ -231,7 +232,7 @@ func TestBothToolsAtOnce(t *testing.T) {
 	for g := range 2 {
 		senders.Go(func() {
 			for i := range perSender {
-				m, err := s.Append("alice", "bob", fmt.Sprintf("new %d-%d <x>", g, i))
+				m, err := s.Append(context.Background(), "alice", "bob", fmt.Sprintf("new %d-%d <x>", g, i))
 				if err != nil {
 					t.Error(err)
 					return

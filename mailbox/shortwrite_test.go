@@ -3,6 +3,7 @@
 package mailbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ const (
 // is delivered or warned about.
 func TestAppendUndoesAShortWrite(t *testing.T) {
 	s, w := newStore(t)
-	first, err := s.Append("alice", "bob", "first")
+	first, err := s.Append(context.Background(), "alice", "bob", "first")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestAppendUndoesAShortWrite(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatalf("mailbox changed by a failed append:\nbefore %q\nafter  %q", before, after)
 	}
-	second, err := s.Append("alice", "bob", "second")
+	second, err := s.Append(context.Background(), "alice", "bob", "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestShortWriteChild(t *testing.T) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	_, err = New(root).Append("alice", "bob", strings.Repeat("x", 200))
+	_, err = New(root).Append(context.Background(), "alice", "bob", strings.Repeat("x", 200))
 	if err == nil {
 		fmt.Println("append succeeded under the limit")
 	} else {

@@ -3,6 +3,7 @@
 package mailbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -101,11 +102,11 @@ func TestMailboxNotRegular(t *testing.T) {
 			sp.make(t, path)
 
 			within(t, "Append", func() {
-				_, err := s.Append("alice", "bob", "for bob")
+				_, err := s.Append(context.Background(), "alice", "bob", "for bob")
 				wantNotRegular(t, "Append", err, path, sp.what)
 			})
 			within(t, "Receive", func() {
-				m, err := s.Receive("bob")
+				m, err := s.Receive(context.Background(), "bob", nil)
 				if m != nil {
 					t.Errorf("Receive = %+v", *m)
 				}
@@ -137,7 +138,7 @@ func TestStatesNotRegular(t *testing.T) {
 				mustAppend(t, s, "bob", "alice", "for alice")
 				alice := readFile(t, s.MailboxPath("alice"))
 				if file == statesLockFile {
-					if err := s.SetStatus("alice", StatusReady, ""); err != nil {
+					if err := s.SetStatus(context.Background(), "alice", StatusReady, ""); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -146,7 +147,7 @@ func TestStatesNotRegular(t *testing.T) {
 				sp.make(t, path)
 
 				within(t, "SetStatus", func() {
-					wantNotRegular(t, "SetStatus", s.SetStatus("bob", StatusWork, ""), path, sp.what)
+					wantNotRegular(t, "SetStatus", s.SetStatus(context.Background(), "bob", StatusWork, ""), path, sp.what)
 				})
 				within(t, "Cleanup", func() {
 					_, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Hour})
@@ -203,7 +204,7 @@ func TestLinkedDirectory(t *testing.T) {
 	if got := mustReceive(t, s, "bob"); got.ID != m.ID {
 		t.Errorf("received %+v; want %+v", *got, m)
 	}
-	if err := s.SetStatus("bob", StatusReady, ""); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", StatusReady, ""); err != nil {
 		t.Fatal(err)
 	}
 	if sts, err := s.States(); err != nil || len(sts) != 1 || sts[0].Recipient != "bob" {
@@ -407,11 +408,11 @@ func TestMailboxDirLinked(t *testing.T) {
 			before := snapshot(t, elsewhere)
 			const what = "a symbolic link"
 
-			_, err := s.Append("alice", "bob", "for bob")
+			_, err := s.Append(context.Background(), "alice", "bob", "for bob")
 			wantNotDir(t, "Append", err, path, what)
-			_, err = s.Append("alice", "dave", "for dave")
+			_, err = s.Append(context.Background(), "alice", "dave", "for dave")
 			wantNotDir(t, "Append to a new mailbox", err, path, what)
-			m, err := s.Receive("bob")
+			m, err := s.Receive(context.Background(), "bob", nil)
 			if m != nil {
 				t.Errorf("Receive = %+v", *m)
 			}
@@ -486,8 +487,8 @@ func TestMailboxDirRegularFile(t *testing.T) {
 	if err := os.WriteFile(s.MailboxDir(), []byte("not a directory\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Append("alice", "bob", "hi")
+	_, err := s.Append(context.Background(), "alice", "bob", "hi")
 	wantNotDir(t, "Append", err, s.MailboxDir(), "a regular file")
-	_, err = s.Receive("bob")
+	_, err = s.Receive(context.Background(), "bob", nil)
 	wantNotDir(t, "Receive", err, s.MailboxDir(), "a regular file")
 }

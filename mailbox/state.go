@@ -62,59 +62,31 @@ type rawField struct {
 // against its tags.
 var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
 
-// isStateKey reports whether encoding/json would decode the member named by
-// the JSON string quoted into a field of State (it matches
-// case-insensitively, after unescaping).
-func isStateKey(quoted []byte) bool {
-	name := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(name, '\\') >= 0 {
-		var key string
-		if json.Unmarshal(quoted, &key) != nil {
-			return false
-		}
-		name = []byte(key)
-	}
+// isStateKey reports whether encoding/json decodes the member named key
+// into a field of State: it matches names case-insensitively.
+func isStateKey(key string) bool {
 	for _, k := range stateKeys {
-		if bytes.EqualFold(name, []byte(k)) {
+		if strings.EqualFold(key, k) {
 			return true
 		}
 	}
 	return false
 }
 
-// parseState decodes one line of recipients.jsonl.
+// parseState decodes one line of recipients.jsonl, keeping the members
+// whose keys State does not know in extra.
 func parseState(line []byte) (State, error) {
-	if i := skipSpace(line, 0); i >= len(line) || line[i] != '{' {
-		return State{}, errors.New("not a JSON object")
-	}
 	var st State
 	if err := json.Unmarshal(line, &st); err != nil {
 		return State{}, err
 	}
-	// The line is valid JSON: walk its top-level members for the keys
-	// State does not know. A walk that stops short is a bug, not bad input.
-	i := skipSpace(line, 0) + 1
-	for i = skipSpace(line, i); i < len(line) && line[i] == '"'; {
-		end, err := skipString(line, i)
-		if err != nil {
-			return State{}, err
+	err := eachMember(line, func(key string, value json.RawMessage, _ int) {
+		if !isStateKey(key) {
+			st.extra = append(st.extra, rawField{key: key, value: value})
 		}
-		name := line[i:end]
-		i = skipSpace(line, skipSpace(line, end)+1) // past ':'
-		vend, err := skipValue(line, i)
-		if err != nil {
-			return State{}, err
-		}
-		if !isStateKey(name) {
-			var key string
-			if err := json.Unmarshal(name, &key); err != nil {
-				return State{}, err
-			}
-			st.extra = append(st.extra, rawField{key: key, value: json.RawMessage(line[i:vend])})
-		}
-		if i = skipSpace(line, vend); i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
+	})
+	if err != nil {
+		return State{}, err
 	}
 	return st, nil
 }
@@ -222,14 +194,9 @@ func (s *Store) States() ([]State, error) {
 // fn returns false. Recipient is kept as name whatever fn does. The name
 // must be valid (see ValidName). Other entries, unknown keys and lines we
 // cannot parse are kept as they are. The file is replaced atomically under
-// the state lock.
-func (s *Store) UpdateState(name string, fn func(st *State, exists bool) bool) error {
-	return s.UpdateStateContext(context.Background(), name, fn)
-}
-
-// UpdateStateContext is UpdateState, except that waiting for the locks ends
-// with ctx's error, and nothing changed, if ctx is done first.
-func (s *Store) UpdateStateContext(ctx context.Context, name string, fn func(st *State, exists bool) bool) error {
+// the state lock. Waiting for the locks ends with ctx's error, and nothing
+// changed, if ctx is done first.
+func (s *Store) UpdateState(ctx context.Context, name string, fn func(st *State, exists bool) bool) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
@@ -270,18 +237,14 @@ func (s *Store) UpdateStateContext(ctx context.Context, name string, fn func(st 
 // SetStatus records that name's agent has status, at the current time. A
 // non-empty pane is stored too. work and offline reset NotifiedAt; ready
 // keeps it, so that an agent going idle again is not rung twice at once.
-func (s *Store) SetStatus(name, status, pane string) error {
-	return s.SetStatusContext(context.Background(), name, status, pane)
-}
-
-// SetStatusContext is SetStatus, except that waiting for the locks ends
-// with ctx's error, and nothing changed, if ctx is done first.
-func (s *Store) SetStatusContext(ctx context.Context, name, status, pane string) error {
+// Waiting for the locks ends with ctx's error, and nothing changed, if ctx
+// is done first.
+func (s *Store) SetStatus(ctx context.Context, name, status, pane string) error {
 	if err := ValidStatus(status); err != nil {
 		return err
 	}
 	now := s.now()
-	return s.UpdateStateContext(ctx, name, func(st *State, _ bool) bool {
+	return s.UpdateState(ctx, name, func(st *State, _ bool) bool {
 		st.Status = status
 		st.UpdatedAt = now
 		if pane != "" {

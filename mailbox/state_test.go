@@ -40,7 +40,7 @@ func TestSetStatusRules(t *testing.T) {
 	s.Now = func() time.Time { return now }
 	notified := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-	if err := s.SetStatus("bob", "ready", "%3"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", "ready", "%3"); err != nil {
 		t.Fatal(err)
 	}
 	st := stateOf(t, s, "bob")
@@ -54,7 +54,7 @@ func TestSetStatusRules(t *testing.T) {
 
 	setNotified := func() {
 		t.Helper()
-		err := s.UpdateState("bob", func(st *State, exists bool) bool {
+		err := s.UpdateState(context.Background(), "bob", func(st *State, exists bool) bool {
 			if !exists {
 				t.Error("bob's entry does not exist")
 			}
@@ -68,7 +68,7 @@ func TestSetStatusRules(t *testing.T) {
 	}
 	setNotified()
 	now = now.Add(time.Minute)
-	if err := s.SetStatus("bob", "ready", ""); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", "ready", ""); err != nil {
 		t.Fatal(err)
 	}
 	if st := stateOf(t, s, "bob"); !st.NotifiedAt.Equal(notified) || st.Pane != "%3" || !st.UpdatedAt.Equal(now) || st.LastReadAt != 1795296384732 {
@@ -76,7 +76,7 @@ func TestSetStatusRules(t *testing.T) {
 	}
 	for _, status := range []string{"work", "offline"} {
 		setNotified()
-		if err := s.SetStatus("bob", status, "%9"); err != nil {
+		if err := s.SetStatus(context.Background(), "bob", status, "%9"); err != nil {
 			t.Fatal(err)
 		}
 		if st := stateOf(t, s, "bob"); st.Status != status || !st.NotifiedAt.IsZero() || st.Pane != "%9" {
@@ -88,7 +88,7 @@ func TestSetStatusRules(t *testing.T) {
 func TestSetStatusInvalid(t *testing.T) {
 	s, _ := newStore(t)
 	for _, bad := range []string{"busy", "", "Ready", "ready "} {
-		err := s.SetStatus("bob", bad, "")
+		err := s.SetStatus(context.Background(), "bob", bad, "")
 		if want := "Invalid status: " + bad + ". Valid: ready, work, offline"; err == nil || err.Error() != want {
 			t.Errorf("SetStatus(%q) = %v; want %q", bad, err, want)
 		}
@@ -96,21 +96,21 @@ func TestSetStatusInvalid(t *testing.T) {
 	if _, err := os.Stat(s.StatesPath()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("an invalid status wrote the state file (%v)", err)
 	}
-	if err := s.SetStatus("", "ready", ""); err == nil {
+	if err := s.SetStatus(context.Background(), "", "ready", ""); err == nil {
 		t.Error("SetStatus with an empty name succeeded")
 	}
 }
 
 func TestUpdateStateDeclineWritesNothing(t *testing.T) {
 	s, _ := newStore(t)
-	if err := s.SetStatus("alice", "work", ""); err != nil {
+	if err := s.SetStatus(context.Background(), "alice", "work", ""); err != nil {
 		t.Fatal(err)
 	}
 	before := readFile(t, s.StatesPath())
 	fi1, _ := os.Stat(s.StatesPath())
 	for _, name := range []string{"alice", "bob"} {
 		called := false
-		err := s.UpdateState(name, func(st *State, exists bool) bool {
+		err := s.UpdateState(context.Background(), name, func(st *State, exists bool) bool {
 			called = true
 			if exists != (name == "alice") || st.Recipient != name {
 				t.Errorf("fn(%+v, %v) for %q", st, exists, name)
@@ -133,7 +133,7 @@ func TestUpdateStateDeclineWritesNothing(t *testing.T) {
 // that leaves the file as it was.
 func TestUpdateStateKeepsNameAndRefusesBadEntries(t *testing.T) {
 	s, _ := newStore(t)
-	if err := s.UpdateState("alice", func(st *State, _ bool) bool {
+	if err := s.UpdateState(context.Background(), "alice", func(st *State, _ bool) bool {
 		st.Recipient, st.Status = "mallory", "work"
 		return true
 	}); err != nil {
@@ -143,7 +143,7 @@ func TestUpdateStateKeepsNameAndRefusesBadEntries(t *testing.T) {
 		t.Errorf("alice = %+v, want status work", st)
 	}
 	before := readFile(t, s.StatesPath())
-	err := s.UpdateState("alice", func(st *State, _ bool) bool {
+	err := s.UpdateState(context.Background(), "alice", func(st *State, _ bool) bool {
 		st.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // beyond RFC 3339
 		return true
 	})
@@ -182,7 +182,7 @@ func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 		t.Errorf("warnings %q; want one for line 2 and one for line 4", msgs)
 	}
 
-	if err := s.SetStatus("alice", "work", ""); err != nil {
+	if err := s.SetStatus(context.Background(), "alice", "work", ""); err != nil {
 		t.Fatal(err)
 	}
 	got := lines(readFile(t, s.StatesPath()))
@@ -207,7 +207,7 @@ func TestStatesNeverTorn(t *testing.T) {
 	s, w := newStore(t)
 	names := []string{"a", "b", "c", "d"}
 	for _, n := range names {
-		if err := s.SetStatus(n, "ready", ""); err != nil {
+		if err := s.SetStatus(context.Background(), n, "ready", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,7 +217,7 @@ func TestStatesNeverTorn(t *testing.T) {
 		writers.Go(func() {
 			for j := range 100 {
 				status := []string{"ready", "work", "offline"}[(i+j)%3]
-				if err := s.SetStatus(n, status, fmt.Sprintf("%%%d", j)); err != nil {
+				if err := s.SetStatus(context.Background(), n, status, fmt.Sprintf("%%%d", j)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -272,11 +272,11 @@ func TestStatesNoLostUpdate(t *testing.T) {
 		wg.Go(func() {
 			// A store of its own, as another process would have.
 			other := New(s.Root)
-			if err := other.SetStatus(fmt.Sprintf("first%d", i), StatusReady, ""); err != nil {
+			if err := other.SetStatus(context.Background(), fmt.Sprintf("first%d", i), StatusReady, ""); err != nil {
 				t.Error(err)
 			}
 			for range 25 {
-				err := other.UpdateState("counter", func(st *State, _ bool) bool {
+				err := other.UpdateState(context.Background(), "counter", func(st *State, _ bool) bool {
 					st.LastReadAt++
 					return true
 				})
@@ -320,12 +320,12 @@ func TestStateKeys(t *testing.T) {
 	}
 }
 
-// TestSetStatusContextLockWait checks that a status change waiting for a
+// TestSetStatusLockWait checks that a status change waiting for a
 // state lock that another holder keeps gives up when its context's
 // deadline passes, with a BusyError, and changes nothing.
-func TestSetStatusContextLockWait(t *testing.T) {
+func TestSetStatusLockWait(t *testing.T) {
 	s, _ := newStore(t)
-	if err := s.SetStatus("bob", StatusWork, "%1"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", StatusWork, "%1"); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{s.statesLockPath(), s.StatesPath()} {
@@ -334,12 +334,12 @@ func TestSetStatusContextLockWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		within(t, "SetStatusContext with "+path+" locked", func() { err = s.SetStatusContext(ctx, "bob", StatusReady, "%1") })
+		within(t, "SetStatus with "+path+" locked", func() { err = s.SetStatus(ctx, "bob", StatusReady, "%1") })
 		cancel()
 		holder.Close()
 		var busy *BusyError
 		if !errors.As(err, &busy) || busy.Path != path {
-			t.Errorf("SetStatusContext with %s locked = %v; want a BusyError naming it", path, err)
+			t.Errorf("SetStatus with %s locked = %v; want a BusyError naming it", path, err)
 		}
 		if got := stateOf(t, s, "bob").Status; got != StatusWork {
 			t.Errorf("status after a change that gave up = %q, want %q", got, StatusWork)

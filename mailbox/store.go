@@ -247,14 +247,9 @@ func (a *abandonedWaits) remove(path string, done chan struct{}) {
 // nothing is written. The directories (0700) and the mailbox (0600) are
 // created as needed. The line is written with a single write under the
 // mailbox's exclusive lock and synced to disk before Append returns; on any
-// error the mailbox is left as it was.
-func (s *Store) Append(from, to, body string) (Message, error) {
-	return s.AppendContext(context.Background(), from, to, body)
-}
-
-// AppendContext is Append, except that waiting for the mailbox's lock ends
-// with ctx's error, and nothing written, if ctx is done first.
-func (s *Store) AppendContext(ctx context.Context, from, to, body string) (_ Message, err error) {
+// error the mailbox is left as it was. Waiting for the lock ends with ctx's
+// error, and nothing written, if ctx is done first.
+func (s *Store) Append(ctx context.Context, from, to, body string) (_ Message, err error) {
 	if err := ValidName(from); err != nil {
 		return Message{}, fmt.Errorf("sender: %w", err)
 	}
@@ -335,18 +330,14 @@ func endTornLine(f *os.File, size int64, line []byte) ([]byte, error) {
 // Malformed and torn lines are skipped with one warning each; see the package
 // documentation for the cursor that keeps the cost independent of the
 // number of messages already read.
-func (s *Store) Receive(name string) (*Message, error) {
-	return s.ReceiveContext(context.Background(), name, nil)
-}
-
-// ReceiveContext is Receive with two additions. Waiting for the mailbox's
-// lock ends with ctx's error if ctx is done first, and nothing is changed.
-// And deliver, when not nil, is called with the message, still under the
-// lock, before it is marked read: if deliver fails, the message stays
-// unread and the error is returned, so a message that could not be handed
-// on is not lost. (If marking it read fails after deliver succeeded, it is
-// delivered again later.)
-func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*Message) error) (*Message, error) {
+//
+// Waiting for the mailbox's lock ends with ctx's error if ctx is done first,
+// and nothing is changed. deliver, when not nil, is called with the
+// message, still under the lock, before it is marked read: if deliver
+// fails, the message stays unread and the error is returned, so a message
+// that could not be handed on is not lost. (If marking it read fails after
+// deliver succeeded, it is delivered again later.)
+func (s *Store) Receive(ctx context.Context, name string, deliver func(*Message) error) (*Message, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
@@ -423,16 +414,16 @@ func (s *Store) ReceiveContext(ctx context.Context, name string, deliver func(*M
 	return found, nil
 }
 
-// MarkReadContext marks the first unread line of name's mailbox that holds
+// MarkRead marks the first unread line of name's mailbox that holds
 // m (the same id, sender, recipient, text and creation time) read, under
 // the mailbox's lock, which it waits for until ctx is done. It is for a
-// message that a deliver function of ReceiveContext hands on after the lock
+// message that a deliver function of Receive hands on after the lock
 // is let go: deliver fails, so the message stays unread meanwhile, and once
 // it has been handed on the caller marks it read. It reports whether it
 // found the message unread: false, with a nil error, when another receive
 // has marked it read meanwhile (it was then delivered twice) or it is gone.
 // Another message with the same id is never taken for it.
-func (s *Store) MarkReadContext(ctx context.Context, name string, m *Message) (bool, error) {
+func (s *Store) MarkRead(ctx context.Context, name string, m *Message) (bool, error) {
 	if err := ValidName(name); err != nil {
 		return false, err
 	}

@@ -110,7 +110,7 @@ func TestReceiveFIFO(t *testing.T) {
 
 func TestSizeLimit(t *testing.T) {
 	s, _ := newStore(t)
-	_, err := s.Append("alice", "bob", strings.Repeat("x", MaxMessageSize+1))
+	_, err := s.Append(context.Background(), "alice", "bob", strings.Repeat("x", MaxMessageSize+1))
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Append of %d bytes: %v; want ErrTooLarge", MaxMessageSize+1, err)
 	}
@@ -126,19 +126,19 @@ func TestSizeLimit(t *testing.T) {
 func TestInvalidNamesWriteNothing(t *testing.T) {
 	s, _ := newStore(t)
 	for _, bad := range []string{"", "../x", "a/b", ".", "..", "a\nb", strings.Repeat("n", 250)} {
-		if _, err := s.Append("alice", bad, "hi"); err == nil {
+		if _, err := s.Append(context.Background(), "alice", bad, "hi"); err == nil {
 			t.Errorf("Append to %s succeeded", shortQuote(bad))
 		}
-		if _, err := s.Append(bad, "bob", "hi"); err == nil {
+		if _, err := s.Append(context.Background(), bad, "bob", "hi"); err == nil {
 			t.Errorf("Append from %s succeeded", shortQuote(bad))
 		}
-		if _, err := s.Receive(bad); err == nil {
+		if _, err := s.Receive(context.Background(), bad, nil); err == nil {
 			t.Errorf("Receive(%s) succeeded", shortQuote(bad))
 		}
 		if _, err := s.Unread(bad); err == nil {
 			t.Errorf("Unread(%s) succeeded", shortQuote(bad))
 		}
-		if err := s.SetStatus(bad, "ready", ""); err == nil {
+		if err := s.SetStatus(context.Background(), bad, "ready", ""); err == nil {
 			t.Errorf("SetStatus(%s) succeeded", shortQuote(bad))
 		}
 	}
@@ -174,7 +174,7 @@ func TestPermissionsAndNothingOutside(t *testing.T) {
 	mustAppend(t, s, "alice", "bob", "hi")
 	mustAppend(t, s, "alice", "bob", "there")
 	mustReceive(t, s, "bob")
-	if err := s.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := s.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]fs.FileMode{
@@ -277,7 +277,7 @@ func TestIgnored(t *testing.T) {
 // leaves the mailbox as it was.
 func TestReceiveDeliverFails(t *testing.T) {
 	s, w := newStore(t)
-	first, err := s.Append("alice", "bob", "first")
+	first, err := s.Append(context.Background(), "alice", "bob", "first")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,12 +287,12 @@ func TestReceiveDeliverFails(t *testing.T) {
 	}
 	full := errors.New("no space left on device")
 	var seen *Message
-	m, err := s.ReceiveContext(context.Background(), "bob", func(m *Message) error {
+	m, err := s.Receive(context.Background(), "bob", func(m *Message) error {
 		seen = m
 		return full
 	})
 	if m != nil || !errors.Is(err, full) {
-		t.Fatalf("ReceiveContext = %+v, %v; want nil and the deliver error", m, err)
+		t.Fatalf("Receive = %+v, %v; want nil and the deliver error", m, err)
 	}
 	if seen == nil || seen.ID != first.ID || seen.Message != "first" {
 		t.Fatalf("deliver saw %+v, want the first message", seen)
@@ -306,12 +306,12 @@ func TestReceiveDeliverFails(t *testing.T) {
 	}
 	// Delivered the next time, once.
 	var delivered []string
-	m, err = s.ReceiveContext(context.Background(), "bob", func(m *Message) error {
+	m, err = s.Receive(context.Background(), "bob", func(m *Message) error {
 		delivered = append(delivered, m.ID)
 		return nil
 	})
 	if err != nil || m == nil || m.ID != first.ID || len(delivered) != 1 {
-		t.Fatalf("second ReceiveContext = %+v, %v (delivered %q); want the first message, delivered once", m, err, delivered)
+		t.Fatalf("second Receive = %+v, %v (delivered %q); want the first message, delivered once", m, err, delivered)
 	}
 	wantNoMessage(t, s, "bob")
 	wantNoWarnings(t, w)
@@ -322,7 +322,7 @@ func TestReceiveDeliverFails(t *testing.T) {
 // nothing, and lets go of the lock when it gets it later.
 func TestContextLockWait(t *testing.T) {
 	s, _ := newStore(t)
-	if _, err := s.Append("alice", "bob", "waiting"); err != nil {
+	if _, err := s.Append(context.Background(), "alice", "bob", "waiting"); err != nil {
 		t.Fatal(err)
 	}
 	holder, err := lockedfile.OpenFile(s.MailboxPath("bob"), os.O_RDWR, 0)
@@ -334,9 +334,9 @@ func TestContextLockWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	var m *Message
-	within(t, "ReceiveContext with the lock held", func() { m, err = s.ReceiveContext(ctx, "bob", nil) })
+	within(t, "Receive with the lock held", func() { m, err = s.Receive(ctx, "bob", nil) })
 	if m != nil || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("ReceiveContext with the lock held = %+v, %v; want nil, DeadlineExceeded", m, err)
+		t.Fatalf("Receive with the lock held = %+v, %v; want nil, DeadlineExceeded", m, err)
 	}
 	before, err := os.ReadFile(s.MailboxPath("bob"))
 	if err != nil {
@@ -344,13 +344,13 @@ func TestContextLockWait(t *testing.T) {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	within(t, "AppendContext with the lock held", func() { _, err = s.AppendContext(ctx, "alice", "bob", "never") })
+	within(t, "Append with the lock held", func() { _, err = s.Append(ctx, "alice", "bob", "never") })
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AppendContext with the lock held = %v; want DeadlineExceeded", err)
+		t.Fatalf("Append with the lock held = %v; want DeadlineExceeded", err)
 	}
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Path != s.MailboxPath("bob") || err.Error() != s.MailboxPath("bob")+" is locked by another process" {
-		t.Errorf("AppendContext with the lock held = %v; want a BusyError naming the mailbox", err)
+		t.Errorf("Append with the lock held = %v; want a BusyError naming the mailbox", err)
 	}
 	if after, err := os.ReadFile(s.MailboxPath("bob")); err != nil || string(after) != string(before) {
 		t.Fatalf("mailbox changed by a send that gave up: %q, %v", after, err)
@@ -362,11 +362,11 @@ func TestContextLockWait(t *testing.T) {
 	// free, and says why rather than that the file is locked.
 	gone, stop := context.WithCancel(context.Background())
 	stop()
-	if _, err := s.AppendContext(gone, "alice", "bob", "never"); !errors.Is(err, context.Canceled) {
-		t.Errorf("AppendContext with a cancelled context = %v; want context.Canceled", err)
+	if _, err := s.Append(gone, "alice", "bob", "never"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Append with a cancelled context = %v; want context.Canceled", err)
 	}
-	if m, err := s.ReceiveContext(gone, "bob", nil); m != nil || !errors.Is(err, context.Canceled) {
-		t.Errorf("ReceiveContext with a cancelled context = %+v, %v; want nil, context.Canceled", m, err)
+	if m, err := s.Receive(gone, "bob", nil); m != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Receive with a cancelled context = %+v, %v; want nil, context.Canceled", m, err)
 	}
 	if after, err := os.ReadFile(s.MailboxPath("bob")); err != nil || string(after) != string(before) {
 		t.Fatalf("mailbox changed by calls with a cancelled context: %q, %v", after, err)
@@ -379,7 +379,7 @@ func TestContextLockWait(t *testing.T) {
 	}
 	done := make(chan received, 1)
 	go func() {
-		m, err := s.Receive("bob")
+		m, err := s.Receive(context.Background(), "bob", nil)
 		done <- received{m, err}
 	}()
 	select {
@@ -392,47 +392,47 @@ func TestContextLockWait(t *testing.T) {
 	}
 }
 
-// MarkReadContext marks the unread message it is given read, and only it;
+// MarkRead marks the unread message it is given read, and only it;
 // a message already read, an unknown one and a missing mailbox report false
 // and change nothing.
-func TestMarkReadContext(t *testing.T) {
+func TestMarkRead(t *testing.T) {
 	s, w := newStore(t)
 	ctx := context.Background()
-	if ok, err := s.MarkReadContext(ctx, "bob", &Message{ID: "no-such-id"}); ok || err != nil {
-		t.Fatalf("without a mailbox: MarkReadContext = %v, %v; want false, nil", ok, err)
+	if ok, err := s.MarkRead(ctx, "bob", &Message{ID: "no-such-id"}); ok || err != nil {
+		t.Fatalf("without a mailbox: MarkRead = %v, %v; want false, nil", ok, err)
 	}
 	first := mustAppend(t, s, "alice", "bob", "first")
 	second := mustAppend(t, s, "alice", "bob", "second")
 	handOnLater := errors.New("handed on later")
-	if _, err := s.ReceiveContext(ctx, "bob", func(*Message) error { return handOnLater }); !errors.Is(err, handOnLater) {
-		t.Fatalf("ReceiveContext = %v, want the deliver error", err)
+	if _, err := s.Receive(ctx, "bob", func(*Message) error { return handOnLater }); !errors.Is(err, handOnLater) {
+		t.Fatalf("Receive = %v, want the deliver error", err)
 	}
-	if ok, err := s.MarkReadContext(ctx, "bob", &second); !ok || err != nil {
-		t.Fatalf("MarkReadContext(second) = %v, %v; want true, nil", ok, err)
+	if ok, err := s.MarkRead(ctx, "bob", &second); !ok || err != nil {
+		t.Fatalf("MarkRead(second) = %v, %v; want true, nil", ok, err)
 	}
 	for _, m := range []*Message{&second, {ID: "no-such-id"}} {
-		if ok, err := s.MarkReadContext(ctx, "bob", m); ok || err != nil {
-			t.Errorf("MarkReadContext(%s) = %v, %v; want false, nil", m.ID, ok, err)
+		if ok, err := s.MarkRead(ctx, "bob", m); ok || err != nil {
+			t.Errorf("MarkRead(%s) = %v, %v; want false, nil", m.ID, ok, err)
 		}
 	}
 	if m := mustReceive(t, s, "bob"); m == nil || m.ID != first.ID {
 		t.Fatalf("Receive = %v, want the first message", m)
 	}
-	if m, err := s.Receive("bob"); m != nil || err != nil {
+	if m, err := s.Receive(context.Background(), "bob", nil); m != nil || err != nil {
 		t.Errorf("Receive = %v, %v; want nothing: the second was marked read", m, err)
 	}
-	if _, err := s.MarkReadContext(ctx, "../bob", &first); err == nil {
-		t.Error("MarkReadContext with an invalid name succeeded")
+	if _, err := s.MarkRead(ctx, "../bob", &first); err == nil {
+		t.Error("MarkRead with an invalid name succeeded")
 	}
 	if got := w.take(); len(got) != 0 {
 		t.Errorf("warnings: %q", got)
 	}
 }
 
-// TestMarkReadContextSameID checks that a late marking never takes another
+// TestMarkReadSameID checks that a late marking never takes another
 // message with the same id for the one it was given: here the first was
 // delivered again, and marked read, before its late marking came.
-func TestMarkReadContextSameID(t *testing.T) {
+func TestMarkReadSameID(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
 	a := `{"id":"dup","from":"alice","to":"bob","message":"A","read_flag":false,"created_at":"2026-01-01T00:00:00Z"}`
@@ -440,14 +440,14 @@ func TestMarkReadContextSameID(t *testing.T) {
 	writeMailbox(t, s, "bob", a+"\n"+b+"\n")
 	var late Message
 	handOnLater := errors.New("handed on later")
-	if _, err := s.ReceiveContext(ctx, "bob", func(m *Message) error { late = *m; return handOnLater }); !errors.Is(err, handOnLater) {
-		t.Fatalf("ReceiveContext = %v, want the deliver error", err)
+	if _, err := s.Receive(ctx, "bob", func(m *Message) error { late = *m; return handOnLater }); !errors.Is(err, handOnLater) {
+		t.Fatalf("Receive = %v, want the deliver error", err)
 	}
 	if m := mustReceive(t, s, "bob"); m == nil || m.Message != "A" {
 		t.Fatalf("Receive = %v, want A again", m)
 	}
-	if ok, err := s.MarkReadContext(ctx, "bob", &late); ok || err != nil {
-		t.Errorf("late MarkReadContext(A) = %v, %v; want false, nil", ok, err)
+	if ok, err := s.MarkRead(ctx, "bob", &late); ok || err != nil {
+		t.Errorf("late MarkRead(A) = %v, %v; want false, nil", ok, err)
 	}
 	if m := mustReceive(t, s, "bob"); m == nil || m.Message != "B" {
 		t.Errorf("Receive = %v, want B", m)

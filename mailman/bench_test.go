@@ -86,7 +86,7 @@ func BenchmarkSendToRing(b *testing.B) {
 		// once-a-minute wait; then the system settles.
 		time.Sleep(400 * time.Millisecond)
 		for {
-			msg, err := st.Receive("bob")
+			msg, err := st.Receive(context.Background(), "bob", nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,10 +94,10 @@ func BenchmarkSendToRing(b *testing.B) {
 				break
 			}
 		}
-		if err := st.SetStatus("bob", "work", bob); err != nil {
+		if err := st.SetStatus(context.Background(), "bob", "work", bob); err != nil {
 			b.Fatal(err)
 		}
-		if err := st.SetStatus("bob", "ready", bob); err != nil {
+		if err := st.SetStatus(context.Background(), "bob", "ready", bob); err != nil {
 			b.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -105,7 +105,7 @@ func BenchmarkSendToRing(b *testing.B) {
 		b.StartTimer()
 
 		start := time.Now()
-		if _, err := st.Append("alice", "bob", "ping"); err != nil {
+		if _, err := st.Append(context.Background(), "alice", "bob", "ping"); err != nil {
 			b.Fatal(err)
 		}
 		for rings() == before {

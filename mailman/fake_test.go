@@ -212,14 +212,14 @@ func (fx *fixture) pass() time.Time {
 
 func (fx *fixture) mail(to string) {
 	fx.t.Helper()
-	if _, err := fx.store.Append("alice", to, "the body, never typed"); err != nil {
+	if _, err := fx.store.Append(context.Background(), "alice", to, "the body, never typed"); err != nil {
 		fx.t.Fatal(err)
 	}
 }
 
 func (fx *fixture) status(name, status, pane string) {
 	fx.t.Helper()
-	if err := fx.store.SetStatus(name, status, pane); err != nil {
+	if err := fx.store.SetStatus(context.Background(), name, status, pane); err != nil {
 		fx.t.Fatal(err)
 	}
 }
@@ -236,7 +236,7 @@ func (fx *fixture) readyWithMail(name, pane string) {
 func (fx *fixture) read(name string) {
 	fx.t.Helper()
 	for {
-		m, err := fx.store.Receive(name)
+		m, err := fx.store.Receive(context.Background(), name, nil)
 		if err != nil {
 			fx.t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package mailman
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -145,11 +146,11 @@ func TestRunLooksAgainWhenFreed(t *testing.T) {
 	root := t.TempDir()
 	st := mailbox.New(root)
 	for _, name := range []string{"bob", "carol"} {
-		if err := st.SetStatus(name, "ready", ""); err != nil {
+		if err := st.SetStatus(context.Background(), name, "ready", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	release := holdLock(t, st.MailboxPath("bob"))
@@ -159,7 +160,7 @@ func TestRunLooksAgainWhenFreed(t *testing.T) {
 	t.Cleanup(release)
 	r.term.window("bob", "%1")
 	r.term.window("carol", "%2")
-	if _, err := st.Append("alice", "carol", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "carol", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := r.waitRing(t, 3*time.Second); p != "%2" {

@@ -537,7 +537,7 @@ type try struct {
 // agent's minute: when the entry says ready and shows no such reset, the
 // agent only said ready again while it was rung.
 func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err error) {
-	err = m.Store.UpdateState(c.name, func(st *mailbox.State, exists bool) bool {
+	err = m.Store.UpdateState(context.Background(), c.name, func(st *mailbox.State, exists bool) bool {
 		ready := exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
 		if ready && st.UpdatedAt.Equal(c.updated) {
 			st.NotifiedAt = t

@@ -82,7 +82,7 @@ func TestFutureNotifiedAtIsNotTrusted(t *testing.T) {
 	fx := newFixture(t)
 	fx.term.window("bob", "%1")
 	fx.status("bob", "ready", "%1")
-	if err := fx.store.UpdateState("bob", func(st *mailbox.State, _ bool) bool {
+	if err := fx.store.UpdateState(context.Background(), "bob", func(st *mailbox.State, _ bool) bool {
 		st.NotifiedAt = fx.clock.now().Add(time.Hour)
 		return true
 	}); err != nil {

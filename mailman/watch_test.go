@@ -32,10 +32,10 @@ func bobReadyWithMail(t *testing.T) (string, *mailbox.Store) {
 	t.Helper()
 	root := t.TempDir()
 	st := mailbox.New(root)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := st.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	return root, st
@@ -112,11 +112,11 @@ func TestRunRingsWithinASecond(t *testing.T) {
 	r := startRun(t, root, nil)
 	r.term.window("bob", "%1")
 	st := mailbox.New(root)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := st.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
 	r.noRing(t, 200*time.Millisecond)
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	if p, d := r.waitRing(t, time.Second); p != "%1" {
@@ -125,7 +125,7 @@ func TestRunRingsWithinASecond(t *testing.T) {
 
 	// A mailbox without a state entry is noticed as well.
 	r.term.window("carol", "%2")
-	if _, err := st.Append("alice", "carol", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "carol", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := r.waitRing(t, time.Second); p != "%2" {
@@ -134,14 +134,14 @@ func TestRunRingsWithinASecond(t *testing.T) {
 
 	// So is a status change: dave had mail while at work.
 	r.term.window("dave", "%3")
-	if err := st.SetStatus("dave", "work", "%3"); err != nil {
+	if err := st.SetStatus(context.Background(), "dave", "work", "%3"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Append("alice", "dave", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "dave", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	r.noRing(t, 300*time.Millisecond)
-	if err := st.SetStatus("dave", "ready", "%3"); err != nil {
+	if err := st.SetStatus(context.Background(), "dave", "ready", "%3"); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := r.waitRing(t, time.Second); p != "%3" {
@@ -154,7 +154,7 @@ func TestRunRingsWithinASecond(t *testing.T) {
 func TestRunAfterAgentmailRemoved(t *testing.T) {
 	root := t.TempDir()
 	st := mailbox.New(root)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := st.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
 	r := startRun(t, root, nil)
@@ -163,13 +163,13 @@ func TestRunAfterAgentmailRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.noRing(t, 100*time.Millisecond)
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := st.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
 	// The pass that .agentmail's return brings finds nothing to ring: the
 	// ring below needs the watches on the new directories.
 	r.noRing(t, 200*time.Millisecond)
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	r.waitRing(t, time.Second)
@@ -199,10 +199,10 @@ func TestRunRingsAgainInAQuietSystem(t *testing.T) {
 func TestRunDebounceIsBounded(t *testing.T) {
 	root := t.TempDir()
 	st := mailbox.New(root)
-	if err := st.SetStatus("busy", "work", ""); err != nil {
+	if err := st.SetStatus(context.Background(), "busy", "work", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetStatus("bob", "ready", "%1"); err != nil {
+	if err := st.SetStatus(context.Background(), "bob", "ready", "%1"); err != nil {
 		t.Fatal(err)
 	}
 	r := startRun(t, root, func(m *Mailman) {
@@ -216,7 +216,7 @@ func TestRunDebounceIsBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			st.Append("alice", "busy", "noise")
+			st.Append(context.Background(), "alice", "busy", "noise")
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
@@ -225,7 +225,7 @@ func TestRunDebounceIsBounded(t *testing.T) {
 		wg.Wait()
 	}()
 	time.Sleep(150 * time.Millisecond)
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	if _, d := r.waitRing(t, 2*time.Second); d > 800*time.Millisecond {
@@ -236,7 +236,7 @@ func TestRunDebounceIsBounded(t *testing.T) {
 func TestRunStopsWhenTmuxIsGone(t *testing.T) {
 	root := t.TempDir()
 	st := mailbox.New(root)
-	if _, err := st.Append("alice", "bob", "hi"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "hi"); err != nil {
 		t.Fatal(err)
 	}
 	term := newFakeTerm()

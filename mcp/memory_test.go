@@ -21,7 +21,7 @@ import (
 func TestHundredCallsMemory(t *testing.T) {
 	store := mailbox.New(t.TempDir())
 	for i := range 25 {
-		if _, err := store.Append("bob", "alice", fmt.Sprintf("message %d", i)); err != nil {
+		if _, err := store.Append(context.Background(), "bob", "alice", fmt.Sprintf("message %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,7 +40,7 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 func mailForAlice(t *testing.T) (*tools.Service, *mailbox.Store) {
 	t.Helper()
 	store := mailbox.New(t.TempDir())
-	if _, err := store.Append("bob", "alice", "for alice"); err != nil {
+	if _, err := store.Append(context.Background(), "bob", "alice", "for alice"); err != nil {
 		t.Fatal(err)
 	}
 	return &tools.Service{Store: store, Term: newFakeTerm("alice", "alice", "bob")}, store
@@ -127,7 +127,7 @@ func TestReceiveClientNotReading(t *testing.T) {
 		t.Skip("waits out the one-second write wait twice")
 	}
 	svc, store := mailForAlice(t)
-	if _, err := store.Append("bob", "alice", "second for alice"); err != nil {
+	if _, err := store.Append(context.Background(), "bob", "alice", "second for alice"); err != nil {
 		t.Fatal(err)
 	}
 	// The first answer stays blocked until both receives have given up,

@@ -251,7 +251,7 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	m, err := st.AppendContext(ctx, sess.Self.Name, recipient, message)
+	m, err := st.Append(ctx, sess.Self.Name, recipient, message)
 	return m, s.lockError(err)
 }
 
@@ -261,7 +261,7 @@ const MaxWait = 600 * time.Second
 // Receive returns the caller's oldest unread message and marks it read, or
 // nil when there is none. deliver, when not nil, hands the message on
 // before it is marked read, and ctx, and the lock wait, bound the wait for
-// the mailbox's lock (see mailbox.Store.ReceiveContext).
+// the mailbox's lock (see mailbox.Store.Receive).
 //
 // With wait above zero and no unread mail, Receive waits up to wait for a
 // message to arrive, watching the mailbox file rather than polling it, and
@@ -294,7 +294,7 @@ func (s *Service) Receive(ctx context.Context, wait time.Duration, deliver func(
 	deadline := time.Now().Add(wait)
 	for {
 		lctx, cancel := s.lockContext(ctx)
-		m, err := st.ReceiveContext(lctx, sess.Self.Name, deliver)
+		m, err := st.Receive(lctx, sess.Self.Name, deliver)
 		cancel()
 		if m != nil || err != nil || wait == 0 {
 			return m, s.lockError(err)
@@ -320,7 +320,7 @@ func (s *Service) Receive(ctx context.Context, wait time.Duration, deliver func(
 // MarkRead marks m, a message Receive gave to a deliver function that
 // failed while still handing it on, read in the caller's mailbox once it
 // has been handed on. A message already read there is left as it is (see
-// mailbox.Store.MarkReadContext).
+// mailbox.Store.MarkRead).
 func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	sess, err := s.agent(ctx)
 	if err != nil {
@@ -332,7 +332,7 @@ func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	_, err = st.MarkReadContext(ctx, sess.Self.Name, m)
+	_, err = st.MarkRead(ctx, sess.Self.Name, m)
 	return s.lockError(err)
 }
 
@@ -354,7 +354,7 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return s.lockError(st.SetStatusContext(ctx, sess.Self.Name, status, sess.Self.Pane))
+	return s.lockError(st.SetStatus(ctx, sess.Self.Name, status, sess.Self.Pane))
 }
 
 // Recipient is one entry of the recipients list.

@@ -252,13 +252,13 @@ func TestLockWait(t *testing.T) {
 	st := mailbox.New(t.TempDir())
 	svc := &tools.Service{Store: st, Term: term, LockWait: 200 * time.Millisecond}
 	ctx := context.Background()
-	if _, err := st.Append("bob", "alice", "for alice"); err != nil {
+	if _, err := st.Append(context.Background(), "bob", "alice", "for alice"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Append("alice", "bob", "for bob"); err != nil {
+	if _, err := st.Append(context.Background(), "alice", "bob", "for bob"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetStatus("alice", mailbox.StatusWork, "%0"); err != nil {
+	if err := st.SetStatus(context.Background(), "alice", mailbox.StatusWork, "%0"); err != nil {
 		t.Fatal(err)
 	}
 	hold := func(path string) func() {

@@ -23,6 +23,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/buildinfo"
 	"errors"
 	"flag"
@@ -367,7 +368,7 @@ func (e *env) close() {
 func (e *env) fill(name string, n int) error {
 	st := mailbox.New(e.root)
 	for i := range n {
-		if _, err := st.Append("bob", name, "message "+strconv.Itoa(i)); err != nil {
+		if _, err := st.Append(context.Background(), "bob", name, "message "+strconv.Itoa(i)); err != nil {
 			return err
 		}
 	}

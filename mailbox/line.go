@@ -18,6 +18,21 @@ type Message struct {
 	// CreatedAt is zero for lines written without created_at, and for lines
 	// where the earlier tool wrote "0001-01-01T00:00:00Z" in its place.
 	CreatedAt time.Time `json:"created_at"`
+	// ReplyTo is the id of the message this one answers; empty for a
+	// message that starts a thread.
+	ReplyTo string `json:"reply_to,omitempty"`
+	// ThreadID is the id of the first message of the thread, which is the
+	// message's own id when it starts one. Lines written without it (older
+	// mail, and the earlier tool's) are threads of one: see Thread.
+	ThreadID string `json:"thread_id,omitempty"`
+}
+
+// Thread is the id of the thread m belongs to.
+func (m *Message) Thread() string {
+	if m.ThreadID != "" {
+		return m.ThreadID
+	}
+	return m.ID
 }
 
 // flipTrue replaces the five bytes "false" of a read_flag value. The trailing

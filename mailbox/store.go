@@ -248,8 +248,19 @@ func (a *abandonedWaits) remove(path string, done chan struct{}) {
 // created as needed. The line is written with a single write under the
 // mailbox's exclusive lock and synced to disk before Append returns; on any
 // error the mailbox is left as it was. Waiting for the lock ends with ctx's
-// error, and nothing written, if ctx is done first.
-func (s *Store) Append(ctx context.Context, from, to, body string) (_ Message, err error) {
+// error, and nothing written, if ctx is done first. The message starts a
+// thread of its own; AppendReply continues one.
+func (s *Store) Append(ctx context.Context, from, to, body string) (Message, error) {
+	return s.appendMessage(ctx, from, to, body, nil)
+}
+
+// AppendReply is Append for a message that answers parent: it carries
+// parent's id as reply_to and parent's thread as thread_id.
+func (s *Store) AppendReply(ctx context.Context, from, to, body string, parent *Message) (Message, error) {
+	return s.appendMessage(ctx, from, to, body, parent)
+}
+
+func (s *Store) appendMessage(ctx context.Context, from, to, body string, parent *Message) (_ Message, err error) {
 	if err := ValidName(from); err != nil {
 		return Message{}, fmt.Errorf("sender: %w", err)
 	}
@@ -260,6 +271,10 @@ func (s *Store) Append(ctx context.Context, from, to, body string) (_ Message, e
 		return Message{}, ErrTooLarge
 	}
 	m := Message{ID: newID(), From: from, To: to, Message: body, CreatedAt: s.now().Round(0)}
+	m.ThreadID = m.ID
+	if parent != nil {
+		m.ReplyTo, m.ThreadID = parent.ID, parent.Thread()
+	}
 	line, err := json.Marshal(m)
 	if err != nil {
 		return Message{}, err

@@ -73,7 +73,7 @@ func TestAppendLineFormat(t *testing.T) {
 	if err != nil || id.Version() != 7 {
 		t.Errorf("id %q is not a UUIDv7 (%v)", m.ID, err)
 	}
-	want := `{"id":"` + m.ID + `","from":"alice","to":"bob","message":"a \u003cb\u003e \u0026 c","read_flag":false,"created_at":"2026-11-21T21:26:23.116269185+05:00"}` + "\n"
+	want := `{"id":"` + m.ID + `","from":"alice","to":"bob","message":"a \u003cb\u003e \u0026 c","read_flag":false,"created_at":"2026-11-21T21:26:23.116269185+05:00","thread_id":"` + m.ID + `"}` + "\n"
 	if got := readFile(t, s.MailboxPath("bob")); got != want {
 		t.Errorf("stored line:\n got %s\nwant %s", got, want)
 	}
@@ -88,6 +88,38 @@ func TestAppendLineFormat(t *testing.T) {
 	want = strings.Replace(want, `"read_flag":false`, `"read_flag":true `, 1)
 	if got := readFile(t, s.MailboxPath("bob")); got != want {
 		t.Errorf("after receive:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestAppendReply checks that a reply carries the id it answers and the
+// thread of that message, and that a reply to a line written without a
+// thread (older mail) takes that line's id as the thread.
+func TestAppendReply(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	first := mustAppend(t, s, "alice", "bob", "question")
+	if first.ThreadID != first.ID || first.ReplyTo != "" {
+		t.Errorf("a new message has thread %q and reply_to %q", first.ThreadID, first.ReplyTo)
+	}
+	answer, err := s.AppendReply(ctx, "bob", "alice", "answer", &first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.AppendReply(ctx, "alice", "bob", "thanks", &answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ReplyTo != first.ID || answer.ThreadID != first.ID || again.ReplyTo != answer.ID || again.ThreadID != first.ID {
+		t.Errorf("replies: %+v, %+v", answer, again)
+	}
+	old := Message{ID: "abcd1234", From: "carol", To: "bob", Message: "from the earlier tool"}
+	reply, err := s.AppendReply(ctx, "bob", "carol", "noted", &old)
+	if err != nil || reply.ThreadID != "abcd1234" || reply.ReplyTo != "abcd1234" {
+		t.Errorf("reply to a line without a thread: %+v, %v", reply, err)
+	}
+	got := mustReceive(t, s, "alice")
+	if got.ReplyTo != first.ID || got.ThreadID != first.ID {
+		t.Errorf("received reply has reply_to %q and thread %q", got.ReplyTo, got.ThreadID)
 	}
 }
 

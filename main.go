@@ -43,6 +43,8 @@ var commands = []struct {
 }{
 	{"send", sendCmd},
 	{"receive", receiveCmd},
+	{"inbox", inboxCmd},
+	{"thread", threadCmd},
 	{"recipients", recipientsCmd},
 	{"status", statusCmd},
 	{"mailman", mailmanCmd},

@@ -14,7 +14,7 @@ import (
 
 var sendCmd = &command{
 	summary: "Send a message to another agent",
-	usage:   "agentmail send [-r NAME] [-m TEXT] [NAME] [TEXT]",
+	usage:   "agentmail send [-r NAME] [-m TEXT] [--reply-to ID] [NAME] [TEXT]",
 	help: `Send a message to the agent in another tmux window of your session.
 
 The recipient and the message may be given as arguments or with -r and -m.
@@ -27,17 +27,21 @@ fails the send, and nothing is stored.
 Flags:
   -r, --recipient NAME   the recipient's window name
   -m, --message TEXT     the message
+  --reply-to ID          answer the message with this id (one you received
+                         or sent): the answer joins its thread
 
 Examples:
   agentmail send bob "Tests pass on main"
   agentmail send -r bob -m "Tests pass on main"
-  git diff | agentmail send bob`,
+  git diff | agentmail send bob
+  agentmail send --reply-to 019ac5b2-7e1c-7a3e-9d52-3f0c1b2a4d5e bob "Done"`,
 	run: runSend,
 }
 
 func runSend(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("send")
-	var recipient, message string
+	var recipient, message, replyTo string
+	fs.StringVar(&replyTo, "reply-to", "", "")
 	fs.StringVar(&recipient, "r", "", "")
 	fs.StringVar(&recipient, "recipient", "", "")
 	fs.StringVar(&message, "m", "", "")
@@ -87,7 +91,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usagef("no message provided")
 		}
 	}
-	m, err := svc.Send(ctx, recipient, message)
+	m, err := svc.Send(ctx, recipient, message, replyTo)
 	if err != nil {
 		return err
 	}

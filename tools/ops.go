@@ -204,7 +204,12 @@ func windowsNamed(sess *tmux.Session, name string) (n int, otherCase bool) {
 // several windows of the session have fails with a *SharedNameError, since
 // their agents would share one mailbox. ctx, and the lock wait,
 // bound the wait for the recipient's mailbox lock.
-func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.Message, error) {
+//
+// replyTo, when not empty, is the id of a message the caller received or
+// sent: the new message answers it, in its thread. An id the caller never
+// received or sent fails with an error that names it, and nothing is
+// stored.
+func (s *Service) Send(ctx context.Context, recipient, message, replyTo string) (mailbox.Message, error) {
 	if len(message) > mailbox.MaxMessageSize {
 		return mailbox.Message{}, mailbox.ErrTooLarge
 	}
@@ -251,7 +256,18 @@ func (s *Service) Send(ctx context.Context, recipient, message string) (mailbox.
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	m, err := st.Append(ctx, sess.Self.Name, recipient, message)
+	if replyTo == "" {
+		m, err := st.Append(ctx, sess.Self.Name, recipient, message)
+		return m, s.lockError(err)
+	}
+	parent, err := findOwn(ctx, st, sess.Self.Name, func(m *mailbox.Message) bool { return m.ID == replyTo })
+	if err != nil {
+		return mailbox.Message{}, s.lockError(err)
+	}
+	if parent == nil {
+		return mailbox.Message{}, fmt.Errorf("reply_to %q: no message with that id was sent to you or by you", replyTo)
+	}
+	m, err := st.AppendReply(ctx, sess.Self.Name, recipient, message, parent)
 	return m, s.lockError(err)
 }
 
@@ -422,7 +438,11 @@ func ReceivedText(m *mailbox.Message) string {
 	if m == nil {
 		return NoMail
 	}
-	return "From: " + m.From + "\nID: " + m.ID + "\n\n" + m.Message
+	head := "From: " + m.From + "\nID: " + m.ID
+	if m.ReplyTo != "" {
+		head += "\nReply-To: " + m.ReplyTo + "\nThread: " + m.Thread()
+	}
+	return head + "\n\n" + m.Message
 }
 
 // NoOthers ends the recipients text of an agent that is alone in its

@@ -58,7 +58,7 @@ func TestSharedOwnName(t *testing.T) {
 	svc := &tools.Service{Store: mailbox.New(root), Term: term}
 	ctx := context.Background()
 	errs := map[string]error{}
-	_, errs["Send"] = svc.Send(ctx, "bob", "hello")
+	_, errs["Send"] = svc.Send(ctx, "bob", "hello", "")
 	_, errs["Receive"] = svc.Receive(ctx, 0, nil)
 	_, errs["Recipients"] = svc.Recipients(ctx)
 	for op, err := range errs {
@@ -92,7 +92,7 @@ func TestSharedIgnoredOwnName(t *testing.T) {
 	term := &sessionTerm{Self: window(1, "zsh"), Windows: []tmux.Window{window(0, "zsh"), window(1, "zsh"), window(2, "bob")}}
 	svc := &tools.Service{Store: mailbox.New(root), Term: term}
 	ctx := context.Background()
-	if _, err := svc.Send(ctx, "bob", "from a shell window"); err != nil {
+	if _, err := svc.Send(ctx, "bob", "from a shell window", ""); err != nil {
 		t.Errorf("Send from an ignored shared name: %v", err)
 	}
 	if m, err := svc.Receive(ctx, 0, nil); m != nil || err != nil {
@@ -121,7 +121,7 @@ func TestSharedOtherName(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, want %+v", got, want)
 	}
-	_, err = svc.Send(ctx, "bob", "hello")
+	_, err = svc.Send(ctx, "bob", "hello", "")
 	var shared *tools.SharedNameError
 	if !errors.As(err, &shared) || shared.Own || shared.Name != "bob" || shared.Windows != 2 {
 		t.Fatalf("Send to bob = %v, want a SharedNameError for bob in 2 windows", err)
@@ -130,13 +130,13 @@ func TestSharedOtherName(t *testing.T) {
 		t.Errorf("Send to bob = %q, want it to start with %q", err, want)
 	}
 	wantNothingWritten(t, root)
-	if _, err := svc.Send(ctx, "carol", "hello"); err != nil {
+	if _, err := svc.Send(ctx, "carol", "hello", ""); err != nil {
 		t.Errorf("Send to carol: %v", err)
 	}
 
 	// With three of a name, one rename is not enough.
 	term.Windows = append(term.Windows, window(4, "bob"))
-	_, err = svc.Send(ctx, "bob", "hello")
+	_, err = svc.Send(ctx, "bob", "hello", "")
 	if want := `recipient "bob" is ambiguous: 3 windows of this session have that name; rename all but one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Send to one of three bobs = %v, want it to start with %q", err, want)
 	}
@@ -151,7 +151,7 @@ func TestSharedNameButForCase(t *testing.T) {
 	svc := &tools.Service{Store: mailbox.New(root), Term: term}
 	ctx := context.Background()
 	for _, name := range []string{"bob", "Bob"} {
-		_, err := svc.Send(ctx, name, "hello")
+		_, err := svc.Send(ctx, name, "hello", "")
 		var shared *tools.SharedNameError
 		if !errors.As(err, &shared) || shared.Own || shared.Name != name || shared.Windows != 2 || !shared.Case {
 			t.Fatalf("Send to %s = %v, want a SharedNameError in other letter case", name, err)
@@ -195,13 +195,13 @@ func TestUnusableOtherNames(t *testing.T) {
 	ctx := context.Background()
 	wantAliceAndBob(t, svc)
 	for _, name := range names[:len(names)-1] {
-		if _, err := svc.Send(ctx, name, "x"); err == nil {
+		if _, err := svc.Send(ctx, name, "x", ""); err == nil {
 			t.Errorf("Send to %q succeeded", name)
 		}
 	}
 	// carol is a valid name close to "carol/": the hint must not offer
 	// the window send would refuse.
-	if _, err := svc.Send(ctx, "carol", "x"); !errors.Is(err, tools.ErrRecipientNotFound) || strings.Contains(err.Error(), "did you mean") {
+	if _, err := svc.Send(ctx, "carol", "x", ""); !errors.Is(err, tools.ErrRecipientNotFound) || strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("Send to carol = %v, want recipient not found without a hint", err)
 	}
 }
@@ -217,7 +217,7 @@ func TestUnusableOwnName(t *testing.T) {
 		svc := &tools.Service{Store: mailbox.New(root), Term: term}
 		ctx := context.Background()
 		errs := map[string]error{}
-		_, errs["Send"] = svc.Send(ctx, "bob", "hello")
+		_, errs["Send"] = svc.Send(ctx, "bob", "hello", "")
 		_, errs["Receive"] = svc.Receive(ctx, 0, nil)
 		errs["SetStatus"] = svc.SetStatus(ctx, "ready")
 		_, errs["Recipients"] = svc.Recipients(ctx)
@@ -288,7 +288,7 @@ func TestLockWait(t *testing.T) {
 	}
 
 	wantBusy("Send", st.MailboxPath("bob"), func() error {
-		_, err := svc.Send(ctx, "bob", "never")
+		_, err := svc.Send(ctx, "bob", "never", "")
 		return err
 	})
 	wantBusy("Receive", st.MailboxPath("alice"), func() error {
@@ -327,7 +327,7 @@ func TestFindStoreOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if _, err := svc.Send(ctx, "bob", "hello"); err != nil {
+			if _, err := svc.Send(ctx, "bob", "hello", ""); err != nil {
 				t.Errorf("Send: %v", err)
 			}
 		})
@@ -350,7 +350,7 @@ func TestFindStoreOnce(t *testing.T) {
 		return nil, noRoot
 	}}
 	for range 2 {
-		if _, err := svc.Send(ctx, "bob", "hello"); !errors.Is(err, noRoot) {
+		if _, err := svc.Send(ctx, "bob", "hello", ""); !errors.Is(err, noRoot) {
 			t.Errorf("Send without a store: %v; want %v", err, noRoot)
 		}
 		if err := svc.SetStatus(ctx, "ready"); !errors.Is(err, noRoot) {

@@ -29,7 +29,7 @@ func TestReceiveWaitsForMail(t *testing.T) {
 	ctx := context.Background()
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := alice.Send(ctx, "bob", "are you there?"); err != nil {
+		if _, err := alice.Send(ctx, "bob", "are you there?", ""); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -60,7 +60,7 @@ func TestReceiveWaitTimesOut(t *testing.T) {
 	if d := time.Since(start); d < 200*time.Millisecond {
 		t.Errorf("the wait ended after %v, before its time", d)
 	}
-	if _, err := alice.Send(ctx, "bob", "stored first"); err != nil {
+	if _, err := alice.Send(ctx, "bob", "stored first", ""); err != nil {
 		t.Fatal(err)
 	}
 	m, err = bob.Receive(ctx, time.Minute, nil)
@@ -87,7 +87,7 @@ func TestReceiveWaitCancelled(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Receive = %v, want context.Canceled", err)
 	}
-	if _, err := alice.Send(context.Background(), "bob", "later"); err != nil {
+	if _, err := alice.Send(context.Background(), "bob", "later", ""); err != nil {
 		t.Fatal(err)
 	}
 	m, err := bob.Receive(context.Background(), 0, nil)
@@ -126,7 +126,7 @@ func TestReceiveWaitersExactlyOnce(t *testing.T) {
 		}()
 	}
 	for i := range messages {
-		if _, err := alice.Send(context.Background(), "bob", string(rune('A'+i%26))+string(rune('0'+i/26))); err != nil {
+		if _, err := alice.Send(context.Background(), "bob", string(rune('A'+i%26))+string(rune('0'+i/26)), ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -61,6 +61,7 @@ func TestScript(t *testing.T) {
 			"waitfor":      cmdWaitfor,
 			"mcpstart":     cmdMCPStart,
 			"mcpsend":      cmdMCPSend,
+			"mcpsendfile":  cmdMCPSendFile,
 			"mcpclose":     cmdMCPClose,
 			"mcpwait":      cmdMCPWait,
 			"mcpkill":      cmdMCPKill,
@@ -307,6 +308,16 @@ func cmdMCPSend(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("mcpsend: %v", err)
 		}
 	}
+}
+
+// cmdMCPSendFile sends the lines of a file, for a line that a script
+// builds with values it learned: mcpsendfile name file.
+func cmdMCPSendFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mcpsendfile name file")
+	}
+	data := strings.TrimSuffix(ts.ReadFile(args[1]), "\n")
+	cmdMCPSend(ts, false, append([]string{args[0]}, strings.Split(data, "\n")...))
 }
 
 // cmdMCPClose closes a server's stdin: mcpclose name.

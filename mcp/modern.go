@@ -93,7 +93,7 @@ func removed(method string) bool {
 
 // unofferedPrefixes are the method families of capabilities this server does
 // not advertise; a client that calls them anyway gets -32601.
-var unofferedPrefixes = []string{"prompts/", "resources/", "completion/", "logging/"}
+var unofferedPrefixes = []string{"prompts/", "completion/", "logging/"}
 
 // handleModern serves one request of the modern era. Its _meta has already
 // named ModernVersion; the client's capabilities are required too, though
@@ -123,13 +123,30 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 		return s.callTool(ctx, p, true)
 	case "subscriptions/listen":
 		return s.listen(req, p)
+	case "resources/list":
+		if err := checkNoCursor(p); err != nil {
+			return nil, err
+		}
+		return s.modernResult(resourcesList, resourcesCache), nil
+	case "resources/templates/list":
+		if err := checkNoCursor(p); err != nil {
+			return nil, err
+		}
+		return s.modernResult(templatesList, resourcesCache), nil
+	case "resources/read":
+		contents, err := s.readResource(ctx, p, true)
+		if err != nil {
+			return nil, err
+		}
+		// The inbox changes with every message: a client may not keep it.
+		return s.modernResult(map[string]any{"contents": contents}, 0), nil
 	}
 	if removed(req.Method) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not part of protocol %s", req.Method, ModernVersion)
 	}
 	for _, prefix := range unofferedPrefixes {
 		if strings.HasPrefix(req.Method, prefix) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (this server offers tools only)", req.Method)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (this server offers tools and resources only)", req.Method)
 		}
 	}
 	return nil, methodNotFound(req.Method)
@@ -153,4 +170,20 @@ func (s *Server) listen(req *jsonrpc.Request, p *params) (any, error) {
 	}
 	return concat(`{"resultType":"`, resultComplete, `","_meta":{"`, MetaSubscriptionID, `":`, string(req.ID),
 		`,"`, MetaServerInfo, `":`, s.info, `}}`), nil
+}
+
+// modernResult adds to a result of the resources methods the members every
+// cacheable modern result carries: its resultType, cache hints and
+// serverInfo. What these results show belongs to the caller, so they are
+// private to it.
+func (s *Server) modernResult(fields map[string]any, ttlMs int) map[string]any {
+	r := make(map[string]any, len(fields)+4)
+	for k, v := range fields {
+		r[k] = v
+	}
+	r["resultType"] = resultComplete
+	r["ttlMs"] = ttlMs
+	r["cacheScope"] = "private"
+	r["_meta"] = s.modernMeta
+	return r
 }

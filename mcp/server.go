@@ -55,6 +55,9 @@ type Server struct {
 	modernMeta json.RawMessage // the _meta member of every modern result
 	modernOnce sync.Once
 	modernRes  modernResults // built by modern, on the first modern request
+
+	subMu sync.Mutex
+	subs  map[string]func() // legacy resource subscriptions: uri → stop
 }
 
 // NewServer returns a server for svc. version is the agentmail version shown
@@ -80,6 +83,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		// Without its agent's pane there is nobody to answer.
 		Abandon: func(cause error) bool { return errors.Is(cause, tools.ErrTmuxGone) },
 	})
+	defer s.stopSubscriptions()
 	return s.conn.Serve(ctx)
 }
 
@@ -120,6 +124,16 @@ func legacyMethod(name string) (method, bool) {
 		return method{handle: (*Server).toolsList}, true
 	case "tools/call":
 		return method{handle: (*Server).toolsCall}, true
+	case "resources/list":
+		return method{handle: (*Server).resourcesList}, true
+	case "resources/templates/list":
+		return method{handle: (*Server).templatesList}, true
+	case "resources/read":
+		return method{handle: (*Server).resourcesRead}, true
+	case "resources/subscribe":
+		return method{handle: (*Server).resourcesSubscribe}, true
+	case "resources/unsubscribe":
+		return method{handle: (*Server).resourcesUnsubscribe}, true
 	}
 	return method{}, false
 }
@@ -230,9 +244,10 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 }
 
 // capabilities lists what the server implements: tools, whose list never
-// changes while it runs, and nothing else. The same object is advertised
-// to both eras.
-const capabilities = `{"tools":{"listChanged":false}}`
+// changes while it runs, and resources, whose list never changes either
+// but which may be subscribed to. The same object is advertised to both
+// eras.
+const capabilities = `{"tools":{"listChanged":false},"resources":{"subscribe":true,"listChanged":false}}`
 
 // instructionsJSON is Instructions encoded as a JSON string, which needs
 // no escapes (TestFixedResultsEncoding checks it).

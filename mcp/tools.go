@@ -36,7 +36,11 @@ var errNotLastInBatch = errors.New("receive must be the last request of its batc
 
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
-	return map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
+	r := map[string]string{"from": m.From, "id": m.ID, "message": m.Message, "thread_id": m.Thread()}
+	if m.ReplyTo != "" {
+		r["reply_to"] = m.ReplyTo
+	}
+	return r
 }
 
 // tool describes one MCP tool: its listing and the function that runs it.
@@ -78,17 +82,19 @@ var toolSet = [...]tool{
 		Title: "Send a message",
 		Description: "Send a message to another agent. Agents are the tmux windows of your session; " +
 			"the recipient is a window name as shown by list-recipients. " +
+			"To answer a message, give its id as reply_to: the answer joins that message's thread. " +
 			"Returns the id of the stored message.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"recipient":{"type":"string","description":"Window name of the receiving agent, exactly as list-recipients shows it"},` +
-			`"message":{"type":"string","description":"The message text (at most 65536 bytes)","maxLength":65536}},` +
+			`"message":{"type":"string","description":"The message text (at most 65536 bytes)","maxLength":65536},` +
+			`"reply_to":{"type":"string","description":"The id of a message you received or sent, when this message answers it"}},` +
 			`"required":["recipient","message"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"string"}},` +
 			`"required":["message_id"],"additionalProperties":false}`),
 		Annotations: annotations{Title: "Send a message", OpenWorldHint: false},
-		params:      []param{{name: "recipient"}, {name: "message"}},
+		params:      []param{{name: "recipient"}, {name: "message"}, {name: "reply_to", optional: true}},
 		call: func(s *tools.Service, ctx context.Context, args map[string]string, _ replier) (string, any, error) {
-			m, err := s.Send(ctx, args["recipient"], args["message"])
+			m, err := s.Send(ctx, args["recipient"], args["message"], args["reply_to"])
 			if err != nil {
 				return "", nil, err
 			}
@@ -110,6 +116,8 @@ var toolSet = [...]tool{
 			`"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"from":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},` +
+			`"reply_to":{"type":"string","description":"The id of the message this one answers"},` +
+			`"thread_id":{"type":"string","description":"The id of the first message of this one's thread"},` +
 			`"status":{"type":"string","const":"No unread messages"},"timed_out":{"type":"boolean"}},"additionalProperties":false}`),
 		Annotations: annotations{Title: "Receive a message"},
 		params:      []param{{name: "timeout_seconds", optional: true, number: true}},

@@ -238,3 +238,17 @@ func findOwn(ctx context.Context, st *mailbox.Store, self string, match func(m *
 	})
 	return found, err
 }
+
+// WatchInbox reports changes to the caller's mailbox (see
+// mailbox.Store.Watch) until stop is called.
+func (s *Service) WatchInbox(ctx context.Context) (changes <-chan struct{}, stop func(), err error) {
+	sess, err := s.agent(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := s.store()
+	if err != nil {
+		return nil, nil, err
+	}
+	return st.Watch(sess.Self.Name)
+}

@@ -190,8 +190,14 @@ func joinStateLines(lines []stateLine) []byte {
 // one too). It reads the whole file under a shared lock; malformed lines are
 // skipped with one warning each. A missing file means no entries.
 func (s *Store) States() ([]State, error) {
+	return s.StatesContext(context.Background())
+}
+
+// StatesContext is States, except that waiting for the lock ends with
+// ctx's error if ctx is done first.
+func (s *Store) StatesContext(ctx context.Context) ([]State, error) {
 	path := s.StatesPath()
-	f, fi, err := openLocked(path, os.O_RDONLY, 0)
+	f, fi, err := openLockedContext(ctx, path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -69,9 +69,11 @@
 // A pass waits at most a second for the lock of a mailbox or of
 // recipients.jsonl. A file that another process keeps locked for longer is
 // skipped, so that one held mailbox does not keep the other agents from
-// being rung; the skip is logged once, and a pass runs as soon as the file
-// is free. When ctx ends, as on a stop signal, a pass ends at once, whatever
-// lock it waits for.
+// being rung; the skip is logged once. Until the file is free again, passes
+// wait for it only briefly, and one runs every quarter of a second to look
+// at it again: letting go of a lock is no event the watcher sees. When ctx
+// ends, as on a stop signal, a pass ends at once, whatever lock it waits
+// for.
 //
 // # One mailman per root
 //
@@ -109,13 +111,22 @@ const (
 
 // storeWait bounds how long a pass waits for the lock of one file of the
 // store (a mailbox, recipients.jsonl). Such a lock is held for milliseconds;
-// a file locked for longer is left for a later pass (see Mailman.wait), so
-// that it holds up neither the rings of other agents nor a stop.
+// a file locked for longer is left for a later pass, so that it holds up
+// neither the rings of other agents nor a stop.
 const storeWait = time.Second
 
-// errBusy reports that a file of the store stayed locked by another process
-// for storeWait.
-var errBusy = errors.New("it is locked by another process")
+// busyWait bounds the wait for a file that was still locked when last
+// tried: long enough to take a lock that has been let go, short enough
+// that a file held for good does not cost storeWait on every pass.
+const busyWait = 100 * time.Millisecond
+
+// recheckInterval is how soon a pass that skipped a locked file is
+// followed by another. The store's abandoned wait takes the lock as soon
+// as its holder lets go, but tells nobody, so the mailman looks again.
+const recheckInterval = 250 * time.Millisecond
+
+// busyText is what the log says of a file that another process kept locked.
+const busyText = "it is locked by another process"
 
 // ringTimeout is the deadline of one ring's context. It cuts a long Enter
 // delay short, but the ring still ends with its Enter (see Terminal.Type).
@@ -165,13 +176,9 @@ type Mailman struct {
 	// said remembers the last message logged per subject, so that a
 	// condition that lasts is logged once, not on every pass.
 	said map[string]string
-	// held holds, per file, a read or write of the store that a pass gave
-	// up waiting for, while it still waits for its lock: it is closed when
-	// the call returns.
-	held map[string]chan struct{}
-	// freed gets a value when a call of held returns, so that Run runs a
-	// pass at once.
-	freed chan struct{}
+	// busy holds the keys of the files of the store whose lock another
+	// process held when they were last tried (see lockContext).
+	busy map[string]bool
 }
 
 func (m *Mailman) now() time.Time {
@@ -203,82 +210,28 @@ func (m *Mailman) report(subject, msg string) {
 	}
 }
 
-// wait runs fn, a call of the store that may wait for the lock of the file
-// named by key, on a goroutine of its own, and returns fn's error once fn
-// has returned. It returns errBusy when fn is still waiting after
-// storeWait, and ctx's error when ctx ends first; fn then goes on waiting
-// on its own (waitFor hands over results only from a call that returned).
-// While it waits, a wait for the same key returns errBusy at once rather
-// than starting another call: a file held for a long time costs one
-// goroutine, and storeWait once, not on every pass. Once it returns, Run
-// is woken for a pass. When ctx has already ended, fn is not started.
-func (m *Mailman) wait(ctx context.Context, key string, fn func() error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// lockContext bounds a call of the store on the file named by key: by
+// storeWait, or by busyWait when the file was locked when last tried.
+func (m *Mailman) lockContext(ctx context.Context, key string) (context.Context, context.CancelFunc) {
+	if m.busy[key] {
+		return context.WithTimeout(ctx, busyWait)
 	}
-	if done, ok := m.held[key]; ok {
-		select {
-		case <-done:
-			delete(m.held, key)
-		default:
-			return errBusy
-		}
-	}
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		err = fn()
-	}()
-	t := time.NewTimer(storeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return err
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	if m.held == nil {
-		m.held = map[string]chan struct{}{}
-	}
-	m.held[key] = done
-	freed := m.freedChan()
-	go func() {
-		<-done
-		select {
-		case freed <- struct{}{}:
-		default:
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errBusy
+	return context.WithTimeout(ctx, storeWait)
 }
 
-// waitFor is wait for a call of the store with a result: fn's result once
-// it has returned without error, or the zero value and the error. v is read
-// only then: when wait gives up, fn may still be writing it.
-func waitFor[T any](ctx context.Context, m *Mailman, key string, fn func() (T, error)) (T, error) {
-	var v T
-	err := m.wait(ctx, key, func() (err error) {
-		v, err = fn()
-		return err
-	})
-	if err != nil {
-		var zero T
-		return zero, err
+// held records whether err says that the file named by key was locked by
+// another process, and reports it.
+func (m *Mailman) held(key string, err error) bool {
+	var busy *mailbox.BusyError
+	if !errors.As(err, &busy) {
+		delete(m.busy, key)
+		return false
 	}
-	return v, nil
-}
-
-// freedChan returns the channel on which wait reports that a file it gave
-// up on is free again.
-func (m *Mailman) freedChan() chan struct{} {
-	if m.freed == nil {
-		m.freed = make(chan struct{}, 1)
+	if m.busy == nil {
+		m.busy = map[string]bool{}
 	}
-	return m.freed
+	m.busy[key] = true
+	return true
 }
 
 func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
@@ -303,8 +256,8 @@ type candidate struct {
 // an error only when Guard fails or the tmux server or session is gone,
 // which nothing will cure, or with ctx's error when ctx ends; other trouble
 // is logged and the pass does what it safely can. A file of the store that
-// another process keeps locked for more than a second is skipped, and
-// looked at again by the pass that follows its release.
+// another process keeps locked for more than a second is skipped, and next
+// is then at most recheckInterval away, to look at it again.
 func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	if m.Guard != nil {
 		if err := m.Guard(); err != nil {
@@ -343,9 +296,16 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 
 	// Without the states nobody is rung: an agent at work must never be
 	// taken for one without an entry because its entry could not be read.
-	states, err := waitFor(ctx, m, "states", m.Store.States)
+	sctx, cancel := m.lockContext(ctx, "states")
+	states, err := m.Store.StatesContext(sctx)
+	cancel()
 	if ctx.Err() != nil {
 		return time.Time{}, ctx.Err()
+	}
+	if m.held("states", err) {
+		m.report("states", "cannot read the agents' states: "+busyText)
+		later(now.Add(recheckInterval))
+		return next, nil
 	}
 	if err != nil {
 		m.report("states", "cannot read the agents' states: "+err.Error())
@@ -366,12 +326,16 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 
 	unread := func(name string) bool {
-		has, err := waitFor(ctx, m, "mailbox "+name, func() (bool, error) { return m.Store.HasUnread(name) })
+		key := "mailbox " + name
+		uctx, cancel := m.lockContext(ctx, key)
+		has, err := m.Store.HasUnreadContext(uctx, name)
+		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return false
-		case errors.Is(err, errBusy):
-			m.report("unread "+name, "not looking at the mailbox of "+quote(name)+" for now: "+err.Error()+"; looking again once it is free")
+		case m.held(key, err):
+			m.report("unread "+name, "not looking at the mailbox of "+quote(name)+" for now: "+busyText+"; looking again once it is free")
+			later(now.Add(recheckInterval))
 			return false
 		case err != nil:
 			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
@@ -506,10 +470,13 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			}
 			delete(m.tried, c.name)
 			// The ring happened, so it is recorded even when the mailman
-			// is stopping; storeWait bounds the wait.
-			// Its key is not that of reading the states: a record waits for
+			// is stopping; lockContext bounds the wait. Its key is not
+			// that of reading the states: a record waits for
 			// recipients.lock as well, which a reading never takes.
-			unrecorded, err := waitFor(context.WithoutCancel(ctx), m, "record", func() (bool, error) { return m.markNotified(&c, now) })
+			rctx, cancel := m.lockContext(context.WithoutCancel(ctx), "record")
+			unrecorded, err := m.markNotified(rctx, &c, now)
+			cancel()
+			m.held("record", err)
 			if err != nil {
 				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
 			}
@@ -536,8 +503,8 @@ type try struct {
 // reports whether the ring, not recorded, must still count against the
 // agent's minute: when the entry says ready and shows no such reset, the
 // agent only said ready again while it was rung.
-func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err error) {
-	err = m.Store.UpdateState(c.name, func(st *mailbox.State, exists bool) bool {
+func (m *Mailman) markNotified(ctx context.Context, c *candidate, t time.Time) (unrecorded bool, err error) {
+	err = m.Store.UpdateStateContext(ctx, c.name, func(st *mailbox.State, exists bool) bool {
 		ready := exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
 		if ready && st.UpdatedAt.Equal(c.updated) {
 			st.NotifiedAt = t

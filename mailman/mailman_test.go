@@ -610,25 +610,6 @@ func TestSharedNameButForCaseNotRung(t *testing.T) {
 	fx.wantRings(map[string]int{"%1": 1})
 }
 
-// TestWaitAfterStopStartsNothing checks that a store call is not started
-// once the pass is stopped: it could hold a goroutine waiting for a lock
-// long after the mailman stopped.
-func TestWaitAfterStopStartsNothing(t *testing.T) {
-	var m Mailman
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	started := make(chan struct{})
-	err := m.wait(ctx, "record", func() error { close(started); return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("wait after stop = %v, want context.Canceled", err)
-	}
-	select {
-	case <-started:
-		t.Error("wait after stop started the store call")
-	case <-time.After(100 * time.Millisecond):
-	}
-}
-
 // TestWorkDuringAnotherRing has bob, rung before, go to work and be ready
 // again while the same pass still rings alice, before the pass records his
 // ring: his notified_at, reset by the work, says so, and he is rung at

@@ -54,7 +54,6 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 	var burst, soon time.Time
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	freed := m.freedChan()
 	due := func() time.Time {
 		if !burst.IsZero() && soon.Before(wake) {
 			return soon
@@ -92,12 +91,6 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 			m.logf("file watcher: %v", err)
 			wake = time.Now()
 			timer.Reset(0)
-
-		case <-freed:
-			// A file that a pass skipped because it was locked is free:
-			// look at it now rather than at the next event.
-			wake = time.Now()
-			timer.Reset(time.Until(due()))
 
 		case <-timer.C:
 			burst = time.Time{}

@@ -90,7 +90,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -334,11 +333,11 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		case ctx.Err() != nil:
 			return false
 		case m.held(key, err):
-			m.report("unread "+name, "not looking at the mailbox of "+quote(name)+" for now: "+busyText+"; looking again once it is free")
+			m.report("unread "+name, fmt.Sprintf("not looking at the mailbox of %q for now: %s; looking again once it is free", name, busyText))
 			later(now.Add(recheckInterval))
 			return false
 		case err != nil:
-			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
+			m.report("unread "+name, fmt.Sprintf("cannot read the mailbox of %q: %v", name, err))
 			return false
 		}
 		m.report("unread "+name, "")
@@ -442,27 +441,27 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 
 	for i, c := range cands {
 		if c.shared > 1 {
-			m.report("window "+c.name, fmt.Sprintf("not ringing %s: %d windows have that name; "+
-				"rename all but one so that each agent has an address of its own", quote(c.name), c.shared))
+			m.report("window "+c.name, fmt.Sprintf("not ringing %q: %d windows have that name; "+
+				"rename all but one so that each agent has an address of its own", c.name, c.shared))
 			continue
 		}
 		switch {
 		case c.target == "" && !c.stated:
-			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")
+			m.report("window "+c.name, fmt.Sprintf("not ringing %q: it has unread mail but no window", c.name))
 		case c.target == "":
-			m.report("window "+c.name, fmt.Sprintf("cannot ring %s: no window has that name; trying again every %v", quote(c.name), every))
+			m.report("window "+c.name, fmt.Sprintf("cannot ring %q: no window has that name; trying again every %v", c.name, every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		case errs[i] != nil && ctx.Err() != nil && errors.Is(errs[i], ctx.Err()):
 			// The stop came before the ring started: nothing was typed,
 			// and nothing failed.
 		case errs[i] != nil:
-			m.report("window "+c.name, fmt.Sprintf("ringing %s in pane %s failed: %v; trying again every %v", quote(c.name), c.target, errs[i], every))
+			m.report("window "+c.name, fmt.Sprintf("ringing %q in pane %s failed: %v; trying again every %v", c.name, c.target, errs[i], every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		default:
 			m.report("window "+c.name, "")
-			m.logf("rang %s in pane %s", quote(c.name), c.target)
+			m.logf("rang %q in pane %s", c.name, c.target)
 			later(now.Add(every))
 			if !c.stated {
 				m.tried[c.name] = try{at: now, rang: true}
@@ -478,7 +477,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			cancel()
 			m.held("record", err)
 			if err != nil {
-				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
+				m.logf("cannot record the ring of %q: %v", c.name, err)
 			}
 			if err != nil || unrecorded {
 				// The ring counts against the agent's minute all the
@@ -515,8 +514,6 @@ func (m *Mailman) markNotified(ctx context.Context, c *candidate, t time.Time) (
 	})
 	return unrecorded, err
 }
-
-func quote(name string) string { return strconv.Quote(name) }
 
 // windowsNamed counts the windows among panes whose names share name's
 // mailbox (mailbox.SameMailbox).

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentmail/internal/text"
 	"agentmail/jsonrpc"
 )
 
@@ -440,17 +441,8 @@ func toolOK(text string, structured any) toolResult {
 // toolError is the result of a call that failed validation or failed while
 // running: one line of text the model can act on.
 func toolError(err error) toolResult {
-	return toolResult{Content: []textContent{{Type: "text", Text: OneLine(err.Error())}}, IsError: true}
+	return toolResult{Content: []textContent{{Type: "text", Text: text.OneLine(err.Error())}}, IsError: true}
 }
-
-// OneLine keeps an error message to the one line that the CLI and the MCP
-// tools promise: line breaks become "; ".
-func OneLine(s string) string {
-	return lineBreaks.Replace(strings.TrimRight(s, "\r\n"))
-}
-
-// lineBreaks turns each line break, CRLF counting as one, into "; ".
-var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")
 
 // arguments checks the members of the arguments object against the tool's
 // input schema: every parameter is a required string and no other argument

@@ -122,7 +122,7 @@ func TestHeldStatesRingNobody(t *testing.T) {
 func TestRunStopsWhileALockIsHeld(t *testing.T) {
 	root, st := bobReadyWithMail(t)
 	holdLock(t, st.MailboxPath("bob"))
-	r := startRun(t, root, nil)
+	r := startRun(t, root)
 	r.term.window("bob", "%1")
 	// The first pass now waits for bob's mailbox.
 	time.Sleep(storeWait / 4)
@@ -159,7 +159,7 @@ func TestRunLooksAgainWhenFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := holdLock(t, st.MailboxPath("bob"))
-	r := startRun(t, root, nil)
+	r := startRun(t, root)
 	// Cleanups run last first: the lock goes before startRun's cleanup
 	// waits for Run, which a Run stuck on the lock would never end.
 	t.Cleanup(release)

@@ -9,7 +9,7 @@
 // mailbox:
 //
 //   - An agent whose status is ready and who has unread mail is rung, and
-//     rung again at most once per RingInterval (a minute) while the mail
+//     rung again at most once a minute while the mail
 //     stays unread. A successful ring is recorded as the entry's
 //     notified_at, which "status work" and "status offline" reset and
 //     "status ready" keeps, so an agent that went to work and came back is
@@ -20,20 +20,20 @@
 //     ready, and counts against the minute all the same.
 //   - Agents whose status is work or offline are never rung.
 //   - An agent with a mailbox but no state entry (it never ran "agentmail
-//     status") is rung at most once per RingInterval while a window of its
+//     status") is rung at most once a minute while a window of its
 //     name exists, and never when there is none. Such a ring counts as the
 //     notified_at of the entry the agent makes next, unless that entry
 //     says work or offline.
 //   - A ring that fails, including a ready agent whose window is gone, is
-//     retried at most once per RingInterval, not on every event; a new
+//     retried at most once a minute, not on every event; a new
 //     status from the agent ends that wait early (a status time in the
 //     future does not count as new).
 //   - Names listed in .agentmailignore are never rung: they are windows that
 //     are not agents, and text typed into them would do harm.
 //
 // The timers of the rules above are measured from the moment a ring starts,
-// so a ready agent is rung again after one RingInterval, not after one
-// interval plus the time the ring took.
+// so a ready agent is rung again a minute after a ring started, not a
+// minute plus the time the ring took.
 //
 // # Which pane
 //
@@ -55,14 +55,14 @@
 // .agentmail/mailboxes with inotify (polling elsewhere), adding watches as
 // the directories appear. A relevant event (a change of recipients.jsonl or
 // of a mailbox file, or the removal of the mailman's PID file) schedules a
-// pass after Debounce; a stream of events never postpones it by more than
-// MaxDelay from the first event. A pass also runs when a once-a-minute wait
-// of an agent with unread mail ends, and at least every SafetyInterval in
+// pass 50 ms later; a stream of events never postpones it by more than
+// 300 ms from the first event. A pass also runs when a once-a-minute wait
+// of an agent with unread mail ends, and at least every ten seconds in
 // case an event was missed. Rings of different agents in one pass run at the
 // same time, so one agent's Enter delay does not hold up another's in that
 // pass; the next pass waits for them, so a long Enter delay postpones rings
 // that events during a ring call for. tmux is asked for its panes whenever
-// someone may be rung, and at least once per SafetyInterval otherwise; when
+// someone may be rung, and at least every ten seconds otherwise; when
 // the tmux server or the session the mailman serves is gone, Run returns,
 // since nobody is left to ring.
 //
@@ -85,7 +85,6 @@
 package mailman
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,15 +96,19 @@ import (
 	"agentmail/tmux"
 )
 
-// RingText is what the mailman types into an agent's pane.
-const RingText = "Check your agentmail"
+// ringText is what the mailman types into an agent's pane.
+const ringText = "Check your agentmail"
 
-// Defaults of the Mailman fields that are left zero.
+// The mailman's timing.
 const (
-	DefaultRingInterval   = time.Minute
-	DefaultSafetyInterval = 10 * time.Second
-	DefaultDebounce       = 50 * time.Millisecond
-	DefaultMaxDelay       = 300 * time.Millisecond
+	// ringInterval is the least time between two rings of one agent.
+	ringInterval = time.Minute
+	// safetyInterval is the longest time between two passes.
+	safetyInterval = 10 * time.Second
+	// debounce is how long Run waits after an event for more events.
+	debounce = 50 * time.Millisecond
+	// maxDelay bounds how long a stream of events can postpone a pass.
+	maxDelay = 300 * time.Millisecond
 )
 
 // storeWait bounds how long a pass waits for the lock of one file of the
@@ -144,8 +147,8 @@ type Terminal interface {
 	Type(ctx context.Context, pane, text string) error
 }
 
-// Mailman rings agents. Set Store and Term; the other fields have defaults.
-// Its methods must not be called concurrently.
+// Mailman rings agents. Set Store and Term; Logf, Now and Guard are
+// optional. Its methods must not be called concurrently.
 type Mailman struct {
 	Store *mailbox.Store
 	Term  Terminal
@@ -153,15 +156,6 @@ type Mailman struct {
 	Logf func(format string, args ...any)
 	// Now tells the time. Nil means time.Now.
 	Now func() time.Time
-
-	// RingInterval is the least time between two rings of one agent.
-	RingInterval time.Duration
-	// SafetyInterval is the longest time between two passes.
-	SafetyInterval time.Duration
-	// Debounce is how long Run waits after an event for more events.
-	Debounce time.Duration
-	// MaxDelay bounds how long a stream of events can postpone a pass.
-	MaxDelay time.Duration
 	// Guard, when set, is called before every pass; an error stops Run. The
 	// command line uses it to check that it still holds the mailman lock.
 	Guard func() error
@@ -233,10 +227,6 @@ func (m *Mailman) held(key string, err error) bool {
 	return true
 }
 
-func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
-
-func (m *Mailman) safety() time.Duration { return cmp.Or(m.SafetyInterval, DefaultSafetyInterval) }
-
 // candidate is an agent with unread mail that may be rung in this pass.
 type candidate struct {
 	name   string
@@ -249,7 +239,7 @@ type candidate struct {
 	shared            int    // how many windows have the name, when more than one: none is rung
 }
 
-// Pass rings every agent that should be rung now and returns when the
+// pass rings every agent that should be rung now and returns when the
 // earliest once-a-minute wait of an agent with unread mail ends (zero when
 // there is none), so that the caller can run the next pass then. It returns
 // an error only when Guard fails or the tmux server or session is gone,
@@ -257,14 +247,14 @@ type candidate struct {
 // is logged and the pass does what it safely can. A file of the store that
 // another process keeps locked for more than a second is skipped, and next
 // is then at most recheckInterval away, to look at it again.
-func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
+func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 	if m.Guard != nil {
 		if err := m.Guard(); err != nil {
 			return time.Time{}, err
 		}
 	}
 	now := m.now()
-	every := m.interval()
+	every := ringInterval
 	later := func(t time.Time) {
 		if next.IsZero() || t.Before(next) {
 			next = t
@@ -399,8 +389,8 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		return time.Time{}, ctx.Err()
 	}
 	// tmux is asked when someone may be rung, and otherwise once per
-	// SafetyInterval, so that a mailman whose tmux is gone stops.
-	if len(cands) == 0 && now.Sub(m.asked) < m.safety() {
+	// safetyInterval, so that a mailman whose tmux is gone stops.
+	if len(cands) == 0 && now.Sub(m.asked) < safetyInterval {
 		return next, nil
 	}
 	m.asked = now
@@ -434,7 +424,7 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
 			defer cancel()
-			errs[i] = m.Term.Type(ctx, c.target, RingText)
+			errs[i] = m.Term.Type(ctx, c.target, ringText)
 		})
 	}
 	wg.Wait()

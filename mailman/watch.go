@@ -1,7 +1,6 @@
 package mailman
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,10 +40,6 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 	if started != nil {
 		started()
 	}
-
-	safety := m.safety()
-	debounce := cmp.Or(m.Debounce, DefaultDebounce)
-	maxDelay := cmp.Or(m.MaxDelay, DefaultMaxDelay)
 
 	// wake is when the next pass is due for a reason other than an event:
 	// at once at the start, then the safety timer or the end of an agent's
@@ -94,14 +89,14 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 
 		case <-timer.C:
 			burst = time.Time{}
-			next, err := m.Pass(ctx)
+			next, err := m.pass(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return err
 			}
-			wake = time.Now().Add(safety)
+			wake = time.Now().Add(safetyInterval)
 			if !next.IsZero() {
 				// next is on the Mailman's clock, timers on the real one.
 				if t := time.Now().Add(next.Sub(m.now())); t.Before(wake) {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentmail/internal/text"
 	"agentmail/mailbox"
 	"agentmail/mailman"
 	"agentmail/tmux"
@@ -307,8 +308,7 @@ type logger struct {
 }
 
 func (l *logger) printf(format string, args ...any) {
-	line := time.Now().Format("2006-01-02 15:04:05.000 ") + fmt.Sprintf(format, args...)
-	line = strings.ReplaceAll(line, "\n", "; ") + "\n"
+	line := time.Now().Format("2006-01-02 15:04:05.000 ") + text.OneLine(fmt.Sprintf(format, args...)) + "\n"
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)

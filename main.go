@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentmail/internal/text"
 	"agentmail/mailman"
 	"agentmail/tools"
 )
@@ -170,7 +171,7 @@ func exitCode(e *env, cmd *command, err error) int {
 			return code
 		}
 	}
-	fmt.Fprintf(e.stderr, "error: %s\n", tools.OneLine(err.Error()))
+	fmt.Fprintf(e.stderr, "error: %s\n", text.OneLine(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmd.usage)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"agentmail/internal/text"
 	"agentmail/mailbox"
 	"agentmail/mcp"
 	"agentmail/tmux"
@@ -35,7 +36,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", escapeControls(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))
 	}
 	client, err := tmux.FromEnv(os.Getenv)
 	if err != nil {

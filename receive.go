@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 var receiveCmd = &command{
@@ -168,26 +167,6 @@ func (mw *messageWriter) wait() error {
 	}
 	<-mw.done
 	return mw.err
-}
-
-// escapeControls writes the control characters of s, line breaks among
-// them, as Go escapes them in a quoted string: a log line that quotes what
-// a client sent (a method name, an argument) stays one line, and cannot
-// pass for a line of its own or rewrite a terminal.
-func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // visibleControls shows the control characters of s other than newline

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"agentmail/internal/text"
 	"agentmail/mailbox"
 	"agentmail/tmux"
 	"agentmail/tools"
@@ -30,7 +31,7 @@ func (e *env) findStore(warnPrefix string) (*mailbox.Store, error) {
 	}
 	st := mailbox.New(root)
 	st.Warnf = func(format string, args ...any) {
-		fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, escapeControls(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(e.stderr, "%s%s\n", warnPrefix, text.OneLine(fmt.Sprintf(format, args...)))
 	}
 	return st, nil
 }

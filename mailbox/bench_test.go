@@ -263,7 +263,7 @@ func BenchmarkHasUnreadWithoutCursorFile(b *testing.B) {
 			durs := make([]time.Duration, 0, b.N)
 			for range b.N {
 				t0 := time.Now()
-				ok, err := s.HasUnread("bob")
+				ok, err := s.HasUnread(context.Background(), "bob")
 				durs = append(durs, time.Since(t0))
 				if err != nil || !ok {
 					b.Fatalf("HasUnread = %v, %v", ok, err)

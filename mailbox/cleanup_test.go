@@ -409,7 +409,7 @@ func TestCleanupStateEntriesByTheirTurn(t *testing.T) {
 	if err != nil || rep.OfflineRecipients != 1 || rep.StaleRecipients != 3 {
 		t.Fatalf("Cleanup = %+v, %v; want 1 offline and 3 stale", rep, err)
 	}
-	got, err := s.States()
+	got, err := s.States(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestOldToolStates(t *testing.T) {
 	path := s.StatesPath()
 	orig := lines(installFixture(t, "old-recipients.jsonl", path))
 
-	states, err := s.States()
+	states, err := s.States(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

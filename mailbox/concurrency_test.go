@@ -308,7 +308,7 @@ func TestCleanupNeverLosesConcurrentMail(t *testing.T) {
 		t.Errorf("received %d messages; want %d", len(got), rounds*senders*perRound)
 	}
 	if _, err := os.Stat(s.MailboxPath("bob")); err == nil {
-		if n, err := s.Unread("bob"); err != nil || n != 0 {
+		if n, err := s.Unread(context.Background(), "bob"); err != nil || n != 0 {
 			t.Errorf("Unread = %d, %v", n, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -292,7 +292,7 @@ func TestCrashSafety(t *testing.T) {
 	wantNoMessage(t, s, "bob")
 	w.take()
 
-	states, err := s.States()
+	states, err := s.States(context.Background())
 	if err != nil || len(states) != len(crashStateNames) {
 		t.Errorf("States() = %+v, %v", states, err)
 	}

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -340,7 +341,7 @@ func TestUnreadHint(t *testing.T) {
 	unread := `{"id":"u1","from":"alice","to":"bob","message":"new","read_flag":false}` + "\n"
 	path := writeMailbox(t, s, "bob", read.String()+"\n"+unread)
 	for range 2 {
-		if ok, err := s.HasUnread("bob"); !ok || err != nil {
+		if ok, err := s.HasUnread(context.Background(), "bob"); !ok || err != nil {
 			t.Fatalf("HasUnread = %v, %v; want true", ok, err)
 		}
 	}

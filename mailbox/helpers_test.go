@@ -152,11 +152,11 @@ func wantNoMessage(t testing.TB, s *Store, name string) {
 // wantUnread checks Unread, and HasUnread with it.
 func wantUnread(t testing.TB, s *Store, name string, want int) {
 	t.Helper()
-	n, err := s.Unread(name)
+	n, err := s.Unread(context.Background(), name)
 	if err != nil || n != want {
 		t.Fatalf("Unread(%q) = %d, %v; want %d", name, n, err, want)
 	}
-	if has, err := s.HasUnread(name); err != nil || has != (want > 0) {
+	if has, err := s.HasUnread(context.Background(), name); err != nil || has != (want > 0) {
 		t.Fatalf("HasUnread(%q) = %v, %v; want %v", name, has, err, want > 0)
 	}
 }

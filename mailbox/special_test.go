@@ -113,7 +113,7 @@ func TestMailboxNotRegular(t *testing.T) {
 				wantNotRegular(t, "Receive", err, path, sp.what)
 			})
 			within(t, "Unread", func() {
-				_, err := s.Unread("bob")
+				_, err := s.Unread(context.Background(), "bob")
 				wantNotRegular(t, "Unread", err, path, sp.what)
 			})
 			wantUnchanged(t, s.MailboxPath("alice"), alice)
@@ -155,7 +155,7 @@ func TestStatesNotRegular(t *testing.T) {
 				})
 				if file == statesFile {
 					within(t, "States", func() {
-						_, err := s.States()
+						_, err := s.States(context.Background())
 						wantNotRegular(t, "States", err, path, sp.what)
 					})
 				}
@@ -207,7 +207,7 @@ func TestLinkedDirectory(t *testing.T) {
 	if err := s.SetStatus(context.Background(), "bob", StatusReady, ""); err != nil {
 		t.Fatal(err)
 	}
-	if sts, err := s.States(); err != nil || len(sts) != 1 || sts[0].Recipient != "bob" {
+	if sts, err := s.States(context.Background()); err != nil || len(sts) != 1 || sts[0].Recipient != "bob" {
 		t.Errorf("States = %+v, %v", sts, err)
 	}
 	if set, err := s.Ignored(); err != nil || !set["carol"] {
@@ -417,9 +417,9 @@ func TestMailboxDirLinked(t *testing.T) {
 				t.Errorf("Receive = %+v", *m)
 			}
 			wantNotDir(t, "Receive", err, path, what)
-			_, err = s.Unread("bob")
+			_, err = s.Unread(context.Background(), "bob")
 			wantNotDir(t, "Unread", err, path, what)
-			_, err = s.HasUnread("bob")
+			_, err = s.HasUnread(context.Background(), "bob")
 			wantNotDir(t, "HasUnread", err, path, what)
 			_, err = s.Mailboxes()
 			wantNotDir(t, "Mailboxes", err, path, what)

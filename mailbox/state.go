@@ -160,10 +160,11 @@ func joinStateLines(lines []stateLine) []byte {
 // States returns the entries of recipients.jsonl in file order, the first
 // one for each recipient (the earlier tool and UpdateState update the first
 // one too). It reads the whole file under a shared lock; malformed lines are
-// skipped with one warning each. A missing file means no entries.
-func (s *Store) States() ([]State, error) {
+// skipped with one warning each. A missing file means no entries. Waiting
+// for the lock ends with ctx's error if ctx is done first.
+func (s *Store) States(ctx context.Context) ([]State, error) {
 	path := s.StatesPath()
-	f, fi, err := openLocked(path, os.O_RDONLY, 0)
+	f, fi, err := openLockedContext(ctx, path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

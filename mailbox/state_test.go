@@ -21,7 +21,7 @@ import (
 
 func stateOf(t *testing.T, s *Store, name string) State {
 	t.Helper()
-	states, err := s.States()
+	states, err := s.States(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestStatesKeepMalformedLinesAndUnknownKeys(t *testing.T) {
 	if err := os.WriteFile(s.StatesPath(), []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	states, err := s.States()
+	states, err := s.States(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestStatesNeverTorn(t *testing.T) {
 		readers.Go(func() {
 			for !stop.Load() {
 				reads.Add(1)
-				states, err := s.States()
+				states, err := s.States(context.Background())
 				if err != nil || len(states) != len(names) {
 					t.Errorf("States() = %d entries, %v", len(states), err)
 					return
@@ -288,7 +288,7 @@ func TestStatesNoLostUpdate(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	states, err := s.States()
+	states, err := s.States(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -475,24 +475,25 @@ func sameMessage(a, b *Message) bool {
 // Unread counts the unread messages of name's mailbox (0 when it has none).
 // It holds a shared lock, starts at the read cursor like Receive does, and
 // writes nothing; malformed lines are not counted and not reported, and
-// neither is a cursor file that cannot be used.
-func (s *Store) Unread(name string) (int, error) {
-	return s.countUnread(name, -1)
+// neither is a cursor file that cannot be used. Waiting for the mailbox's
+// lock ends with ctx's error if ctx is done first.
+func (s *Store) Unread(ctx context.Context, name string) (int, error) {
+	return s.countUnread(ctx, name, -1)
 }
 
 // HasUnread reports whether name's mailbox holds an unread message, as
 // Unread does but stopping at the first one.
-func (s *Store) HasUnread(name string) (bool, error) {
-	n, err := s.countUnread(name, 1)
+func (s *Store) HasUnread(ctx context.Context, name string) (bool, error) {
+	n, err := s.countUnread(ctx, name, 1)
 	return n > 0, err
 }
 
 // countUnread counts unread messages up to most (all when most < 0).
-func (s *Store) countUnread(name string, most int) (int, error) {
+func (s *Store) countUnread(ctx context.Context, name string, most int) (int, error) {
 	if err := ValidName(name); err != nil {
 		return 0, err
 	}
-	f, fi, err := s.openMailbox(context.Background(), name, os.O_RDONLY, 0)
+	f, fi, err := s.openMailbox(ctx, name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

@@ -167,7 +167,7 @@ func TestInvalidNamesWriteNothing(t *testing.T) {
 		if _, err := s.Receive(context.Background(), bad, nil); err == nil {
 			t.Errorf("Receive(%s) succeeded", shortQuote(bad))
 		}
-		if _, err := s.Unread(bad); err == nil {
+		if _, err := s.Unread(context.Background(), bad); err == nil {
 			t.Errorf("Unread(%s) succeeded", shortQuote(bad))
 		}
 		if err := s.SetStatus(context.Background(), bad, "ready", ""); err == nil {
@@ -246,7 +246,7 @@ func TestReceiveWithoutMailboxCreatesNothing(t *testing.T) {
 	if names, err := s.Mailboxes(); err != nil || names != nil {
 		t.Errorf("Mailboxes() = %q, %v", names, err)
 	}
-	if states, err := s.States(); err != nil || states != nil {
+	if states, err := s.States(context.Background()); err != nil || states != nil {
 		t.Errorf("States() = %v, %v", states, err)
 	}
 	entries, err := os.ReadDir(s.Root)

@@ -75,7 +75,7 @@ func BenchmarkSendToRing(b *testing.B) {
 	}()
 
 	rings := func() int {
-		return strings.Count(tm("capture-pane", "-p", "-S", "-", "-t", bob), RingText)
+		return strings.Count(tm("capture-pane", "-p", "-S", "-", "-t", bob), ringText)
 	}
 	var times []time.Duration
 	b.ResetTimer()

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// DaemonEnv is set in the environment of a daemon child to the number of
+// daemonEnv is set in the environment of a daemon child to the number of
 // the file descriptor on which it reports how its start went.
-const DaemonEnv = "AGENTMAIL_MAILMAN_DAEMON"
+const daemonEnv = "AGENTMAIL_MAILMAN_DAEMON"
 
 // startTimeout bounds how long Spawn waits for the child's report.
 const startTimeout = 10 * time.Second
@@ -22,7 +22,7 @@ const startTimeout = 10 * time.Second
 type Daemon struct {
 	Path string   // the executable
 	Args []string // its argv, Args[0] included
-	Env  []string // its environment; Spawn adds DaemonEnv, which wins over any copy
+	Env  []string // its environment; Spawn adds daemonEnv, which wins over any copy
 	Dir  string   // its working directory
 	Log  *os.File // its standard output and error
 }
@@ -43,7 +43,7 @@ func (d *Daemon) Spawn() (int, error) {
 	cmd := &exec.Cmd{
 		Path:        d.Path,
 		Args:        d.Args,
-		Env:         append(d.Env, DaemonEnv+"=3"),
+		Env:         append(d.Env, daemonEnv+"=3"),
 		Dir:         d.Dir,
 		Stdout:      d.Log,
 		Stderr:      d.Log,
@@ -85,9 +85,9 @@ func (d *Daemon) Spawn() (int, error) {
 type StartReport struct{ f *os.File }
 
 // ChildReport returns the start-up report of a daemon child, as named by
-// DaemonEnv in getenv, or nil when there is none.
+// daemonEnv in getenv, or nil when there is none.
 func ChildReport(getenv func(string) string) *StartReport {
-	fd, err := strconv.Atoi(getenv(DaemonEnv))
+	fd, err := strconv.Atoi(getenv(daemonEnv))
 	if err != nil || fd < 3 {
 		return nil
 	}

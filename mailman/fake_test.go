@@ -108,8 +108,8 @@ func (f *fakeTerm) allRings(t *testing.T) map[string]int {
 	m := map[string]int{}
 	for p, texts := range f.typed {
 		for _, text := range texts {
-			if text != RingText {
-				t.Errorf("pane %s was typed %q, want only %q", p, text, RingText)
+			if text != ringText {
+				t.Errorf("pane %s was typed %q, want only %q", p, text, ringText)
 			}
 		}
 		m[p] = len(texts)
@@ -203,9 +203,9 @@ func newFixture(t *testing.T) *fixture {
 // pass runs one pass and returns when the next one is due.
 func (fx *fixture) pass() time.Time {
 	fx.t.Helper()
-	next, err := fx.m.Pass(context.Background())
+	next, err := fx.m.pass(context.Background())
 	if err != nil {
-		fx.t.Fatalf("Pass: %v", err)
+		fx.t.Fatalf("pass: %v", err)
 	}
 	return next
 }
@@ -248,7 +248,7 @@ func (fx *fixture) read(name string) {
 
 func (fx *fixture) state(name string) mailbox.State {
 	fx.t.Helper()
-	states, err := fx.store.States()
+	states, err := fx.store.States(context.Background())
 	if err != nil {
 		fx.t.Fatal(err)
 	}

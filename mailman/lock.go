@@ -18,12 +18,12 @@ import (
 
 // Files of the mailman in the .agentmail directory.
 const (
-	PIDFileName = "mailman.pid"
+	pidFileName = "mailman.pid"
 	LogFileName = "mailman.log"
 )
 
 // PIDPath is the PID file, and lock, of the mailman of st's root.
-func PIDPath(st *mailbox.Store) string { return filepath.Join(st.Dir(), PIDFileName) }
+func PIDPath(st *mailbox.Store) string { return filepath.Join(st.Dir(), pidFileName) }
 
 // The lock
 //

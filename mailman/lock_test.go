@@ -29,7 +29,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestLockOneHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), PIDFileName)
+	path := filepath.Join(t.TempDir(), pidFileName)
 	if pid, err := Running(path); pid != 0 || err != nil {
 		t.Fatalf("Running without a file = %d, %v; want 0, nil", pid, err)
 	}
@@ -68,7 +68,7 @@ func TestLockOneHolder(t *testing.T) {
 
 func TestLockConcurrentStarts(t *testing.T) {
 	for round := range 20 {
-		path := filepath.Join(t.TempDir(), PIDFileName)
+		path := filepath.Join(t.TempDir(), pidFileName)
 		const n = 8
 		var (
 			wg      sync.WaitGroup
@@ -104,7 +104,7 @@ func TestLockConcurrentStarts(t *testing.T) {
 }
 
 func TestLockStalePID(t *testing.T) {
-	path := filepath.Join(t.TempDir(), PIDFileName)
+	path := filepath.Join(t.TempDir(), pidFileName)
 	// A PID file left by a mailman that was killed, or by the earlier tool,
 	// names a process that does not hold the lock.
 	if err := os.WriteFile(path, []byte("999999999\n"), 0o600); err != nil {
@@ -128,7 +128,7 @@ func TestLockCheckRecreatesTheFile(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, PIDFileName)
+	path := filepath.Join(dir, pidFileName)
 	l, err := Acquire(path)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestLockHolderProcess(t *testing.T) {
 }
 
 func TestLockAcrossProcesses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), PIDFileName)
+	path := filepath.Join(t.TempDir(), pidFileName)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
 	cmd.Env = append(os.Environ(), "MAILMAN_TEST_LOCK="+path)
 	stdin, err := cmd.StdinPipe()
@@ -259,7 +259,7 @@ func TestLockNotRegular(t *testing.T) {
 			if err := os.WriteFile(bob, []byte(mail), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, PIDFileName)
+			path := filepath.Join(dir, pidFileName)
 			if err := k.make(path); err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +314,7 @@ func TestLockHardLink(t *testing.T) {
 	if err := os.WriteFile(bob, []byte(mail), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, PIDFileName)
+	path := filepath.Join(dir, pidFileName)
 	if err := os.Link(bob, path); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestLockEarlierToolMailman(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(root, ".agentmail", PIDFileName)
+	path := filepath.Join(root, ".agentmail", pidFileName)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +425,7 @@ func TestLockEarlierToolMailman(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(plain, ".agentmail"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	plainPath := filepath.Join(plain, ".agentmail", PIDFileName)
+	plainPath := filepath.Join(plain, ".agentmail", pidFileName)
 	inPlain := start("agentmail", plain, "mailman")
 	if err := os.WriteFile(plainPath, []byte(strconv.Itoa(inPlain.Process.Pid)+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@
 // mailbox:
 //
 //   - An agent whose status is ready and who has unread mail is rung, and
-//     rung again at most once per RingInterval (a minute) while the mail
+//     rung again at most once a minute while the mail
 //     stays unread. A successful ring is recorded as the entry's
 //     notified_at, which "status work" and "status offline" reset and
 //     "status ready" keeps, so an agent that went to work and came back is
@@ -20,20 +20,20 @@
 //     ready, and counts against the minute all the same.
 //   - Agents whose status is work or offline are never rung.
 //   - An agent with a mailbox but no state entry (it never ran "agentmail
-//     status") is rung at most once per RingInterval while a window of its
+//     status") is rung at most once a minute while a window of its
 //     name exists, and never when there is none. Such a ring counts as the
 //     notified_at of the entry the agent makes next, unless that entry
 //     says work or offline.
 //   - A ring that fails, including a ready agent whose window is gone, is
-//     retried at most once per RingInterval, not on every event; a new
+//     retried at most once a minute, not on every event; a new
 //     status from the agent ends that wait early (a status time in the
 //     future does not count as new).
 //   - Names listed in .agentmailignore are never rung: they are windows that
 //     are not agents, and text typed into them would do harm.
 //
 // The timers of the rules above are measured from the moment a ring starts,
-// so a ready agent is rung again after one RingInterval, not after one
-// interval plus the time the ring took.
+// so a ready agent is rung again a minute after a ring started, not a
+// minute plus the time the ring took.
 //
 // # Which pane
 //
@@ -55,23 +55,25 @@
 // .agentmail/mailboxes with inotify (polling elsewhere), adding watches as
 // the directories appear. A relevant event (a change of recipients.jsonl or
 // of a mailbox file, or the removal of the mailman's PID file) schedules a
-// pass after Debounce; a stream of events never postpones it by more than
-// MaxDelay from the first event. A pass also runs when a once-a-minute wait
-// of an agent with unread mail ends, and at least every SafetyInterval in
+// pass 50 ms later; a stream of events never postpones it by more than
+// 300 ms from the first event. A pass also runs when a once-a-minute wait
+// of an agent with unread mail ends, and at least every ten seconds in
 // case an event was missed. Rings of different agents in one pass run at the
 // same time, so one agent's Enter delay does not hold up another's in that
 // pass; the next pass waits for them, so a long Enter delay postpones rings
 // that events during a ring call for. tmux is asked for its panes whenever
-// someone may be rung, and at least once per SafetyInterval otherwise; when
+// someone may be rung, and at least every ten seconds otherwise; when
 // the tmux server or the session the mailman serves is gone, Run returns,
 // since nobody is left to ring.
 //
 // A pass waits at most a second for the lock of a mailbox or of
 // recipients.jsonl. A file that another process keeps locked for longer is
 // skipped, so that one held mailbox does not keep the other agents from
-// being rung; the skip is logged once, and a pass runs as soon as the file
-// is free. When ctx ends, as on a stop signal, a pass ends at once, whatever
-// lock it waits for.
+// being rung; the skip is logged once. Until the file is free again, passes
+// wait for it only briefly, and one runs every quarter of a second to look
+// at it again: letting go of a lock is no event the watcher sees. When ctx
+// ends, as on a stop signal, a pass ends at once, whatever lock it waits
+// for.
 //
 // # One mailman per root
 //
@@ -83,12 +85,10 @@
 package mailman
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -96,26 +96,39 @@ import (
 	"agentmail/tmux"
 )
 
-// RingText is what the mailman types into an agent's pane.
-const RingText = "Check your agentmail"
+// ringText is what the mailman types into an agent's pane.
+const ringText = "Check your agentmail"
 
-// Defaults of the Mailman fields that are left zero.
+// The mailman's timing.
 const (
-	DefaultRingInterval   = time.Minute
-	DefaultSafetyInterval = 10 * time.Second
-	DefaultDebounce       = 50 * time.Millisecond
-	DefaultMaxDelay       = 300 * time.Millisecond
+	// ringInterval is the least time between two rings of one agent.
+	ringInterval = time.Minute
+	// safetyInterval is the longest time between two passes.
+	safetyInterval = 10 * time.Second
+	// debounce is how long Run waits after an event for more events.
+	debounce = 50 * time.Millisecond
+	// maxDelay bounds how long a stream of events can postpone a pass.
+	maxDelay = 300 * time.Millisecond
 )
 
 // storeWait bounds how long a pass waits for the lock of one file of the
 // store (a mailbox, recipients.jsonl). Such a lock is held for milliseconds;
-// a file locked for longer is left for a later pass (see Mailman.wait), so
-// that it holds up neither the rings of other agents nor a stop.
+// a file locked for longer is left for a later pass, so that it holds up
+// neither the rings of other agents nor a stop.
 const storeWait = time.Second
 
-// errBusy reports that a file of the store stayed locked by another process
-// for storeWait.
-var errBusy = errors.New("it is locked by another process")
+// busyWait bounds the wait for a file that was still locked when last
+// tried: long enough to take a lock that has been let go, short enough
+// that a file held for good does not cost storeWait on every pass.
+const busyWait = 100 * time.Millisecond
+
+// recheckInterval is how soon a pass that skipped a locked file is
+// followed by another. The store's abandoned wait takes the lock as soon
+// as its holder lets go, but tells nobody, so the mailman looks again.
+const recheckInterval = 250 * time.Millisecond
+
+// busyText is what the log says of a file that another process kept locked.
+const busyText = "it is locked by another process"
 
 // ringTimeout is the deadline of one ring's context. It cuts a long Enter
 // delay short, but the ring still ends with its Enter (see Terminal.Type).
@@ -134,8 +147,8 @@ type Terminal interface {
 	Type(ctx context.Context, pane, text string) error
 }
 
-// Mailman rings agents. Set Store and Term; the other fields have defaults.
-// Its methods must not be called concurrently.
+// Mailman rings agents. Set Store and Term; Logf, Now and Guard are
+// optional. Its methods must not be called concurrently.
 type Mailman struct {
 	Store *mailbox.Store
 	Term  Terminal
@@ -143,15 +156,6 @@ type Mailman struct {
 	Logf func(format string, args ...any)
 	// Now tells the time. Nil means time.Now.
 	Now func() time.Time
-
-	// RingInterval is the least time between two rings of one agent.
-	RingInterval time.Duration
-	// SafetyInterval is the longest time between two passes.
-	SafetyInterval time.Duration
-	// Debounce is how long Run waits after an event for more events.
-	Debounce time.Duration
-	// MaxDelay bounds how long a stream of events can postpone a pass.
-	MaxDelay time.Duration
 	// Guard, when set, is called before every pass; an error stops Run. The
 	// command line uses it to check that it still holds the mailman lock.
 	Guard func() error
@@ -165,13 +169,9 @@ type Mailman struct {
 	// said remembers the last message logged per subject, so that a
 	// condition that lasts is logged once, not on every pass.
 	said map[string]string
-	// held holds, per file, a read or write of the store that a pass gave
-	// up waiting for, while it still waits for its lock: it is closed when
-	// the call returns.
-	held map[string]chan struct{}
-	// freed gets a value when a call of held returns, so that Run runs a
-	// pass at once.
-	freed chan struct{}
+	// busy holds the keys of the files of the store whose lock another
+	// process held when they were last tried (see lockContext).
+	busy map[string]bool
 }
 
 func (m *Mailman) now() time.Time {
@@ -203,87 +203,29 @@ func (m *Mailman) report(subject, msg string) {
 	}
 }
 
-// wait runs fn, a call of the store that may wait for the lock of the file
-// named by key, on a goroutine of its own, and returns fn's error once fn
-// has returned. It returns errBusy when fn is still waiting after
-// storeWait, and ctx's error when ctx ends first; fn then goes on waiting
-// on its own (waitFor hands over results only from a call that returned).
-// While it waits, a wait for the same key returns errBusy at once rather
-// than starting another call: a file held for a long time costs one
-// goroutine, and storeWait once, not on every pass. Once it returns, Run
-// is woken for a pass. When ctx has already ended, fn is not started.
-func (m *Mailman) wait(ctx context.Context, key string, fn func() error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// lockContext bounds a call of the store on the file named by key: by
+// storeWait, or by busyWait when the file was locked when last tried.
+func (m *Mailman) lockContext(ctx context.Context, key string) (context.Context, context.CancelFunc) {
+	if m.busy[key] {
+		return context.WithTimeout(ctx, busyWait)
 	}
-	if done, ok := m.held[key]; ok {
-		select {
-		case <-done:
-			delete(m.held, key)
-		default:
-			return errBusy
-		}
-	}
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		err = fn()
-	}()
-	t := time.NewTimer(storeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return err
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	if m.held == nil {
-		m.held = map[string]chan struct{}{}
-	}
-	m.held[key] = done
-	freed := m.freedChan()
-	go func() {
-		<-done
-		select {
-		case freed <- struct{}{}:
-		default:
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errBusy
+	return context.WithTimeout(ctx, storeWait)
 }
 
-// waitFor is wait for a call of the store with a result: fn's result once
-// it has returned without error, or the zero value and the error. v is read
-// only then: when wait gives up, fn may still be writing it.
-func waitFor[T any](ctx context.Context, m *Mailman, key string, fn func() (T, error)) (T, error) {
-	var v T
-	err := m.wait(ctx, key, func() (err error) {
-		v, err = fn()
-		return err
-	})
-	if err != nil {
-		var zero T
-		return zero, err
+// held records whether err says that the file named by key was locked by
+// another process, and reports it.
+func (m *Mailman) held(key string, err error) bool {
+	var busy *mailbox.BusyError
+	if !errors.As(err, &busy) {
+		delete(m.busy, key)
+		return false
 	}
-	return v, nil
-}
-
-// freedChan returns the channel on which wait reports that a file it gave
-// up on is free again.
-func (m *Mailman) freedChan() chan struct{} {
-	if m.freed == nil {
-		m.freed = make(chan struct{}, 1)
+	if m.busy == nil {
+		m.busy = map[string]bool{}
 	}
-	return m.freed
+	m.busy[key] = true
+	return true
 }
-
-func (m *Mailman) interval() time.Duration { return cmp.Or(m.RingInterval, DefaultRingInterval) }
-
-func (m *Mailman) safety() time.Duration { return cmp.Or(m.SafetyInterval, DefaultSafetyInterval) }
 
 // candidate is an agent with unread mail that may be rung in this pass.
 type candidate struct {
@@ -297,22 +239,22 @@ type candidate struct {
 	shared            int    // how many windows have the name, when more than one: none is rung
 }
 
-// Pass rings every agent that should be rung now and returns when the
+// pass rings every agent that should be rung now and returns when the
 // earliest once-a-minute wait of an agent with unread mail ends (zero when
 // there is none), so that the caller can run the next pass then. It returns
 // an error only when Guard fails or the tmux server or session is gone,
 // which nothing will cure, or with ctx's error when ctx ends; other trouble
 // is logged and the pass does what it safely can. A file of the store that
-// another process keeps locked for more than a second is skipped, and
-// looked at again by the pass that follows its release.
-func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
+// another process keeps locked for more than a second is skipped, and next
+// is then at most recheckInterval away, to look at it again.
+func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 	if m.Guard != nil {
 		if err := m.Guard(); err != nil {
 			return time.Time{}, err
 		}
 	}
 	now := m.now()
-	every := m.interval()
+	every := ringInterval
 	later := func(t time.Time) {
 		if next.IsZero() || t.Before(next) {
 			next = t
@@ -343,9 +285,16 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 
 	// Without the states nobody is rung: an agent at work must never be
 	// taken for one without an entry because its entry could not be read.
-	states, err := waitFor(ctx, m, "states", m.Store.States)
+	sctx, cancel := m.lockContext(ctx, "states")
+	states, err := m.Store.States(sctx)
+	cancel()
 	if ctx.Err() != nil {
 		return time.Time{}, ctx.Err()
+	}
+	if m.held("states", err) {
+		m.report("states", "cannot read the agents' states: "+busyText)
+		later(now.Add(recheckInterval))
+		return next, nil
 	}
 	if err != nil {
 		m.report("states", "cannot read the agents' states: "+err.Error())
@@ -366,15 +315,19 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 	}
 
 	unread := func(name string) bool {
-		has, err := waitFor(ctx, m, "mailbox "+name, func() (bool, error) { return m.Store.HasUnread(name) })
+		key := "mailbox " + name
+		uctx, cancel := m.lockContext(ctx, key)
+		has, err := m.Store.HasUnread(uctx, name)
+		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return false
-		case errors.Is(err, errBusy):
-			m.report("unread "+name, "not looking at the mailbox of "+quote(name)+" for now: "+err.Error()+"; looking again once it is free")
+		case m.held(key, err):
+			m.report("unread "+name, fmt.Sprintf("not looking at the mailbox of %q for now: %s; looking again once it is free", name, busyText))
+			later(now.Add(recheckInterval))
 			return false
 		case err != nil:
-			m.report("unread "+name, "cannot read the mailbox of "+quote(name)+": "+err.Error())
+			m.report("unread "+name, fmt.Sprintf("cannot read the mailbox of %q: %v", name, err))
 			return false
 		}
 		m.report("unread "+name, "")
@@ -436,8 +389,8 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		return time.Time{}, ctx.Err()
 	}
 	// tmux is asked when someone may be rung, and otherwise once per
-	// SafetyInterval, so that a mailman whose tmux is gone stops.
-	if len(cands) == 0 && now.Sub(m.asked) < m.safety() {
+	// safetyInterval, so that a mailman whose tmux is gone stops.
+	if len(cands) == 0 && now.Sub(m.asked) < safetyInterval {
 		return next, nil
 	}
 	m.asked = now
@@ -471,34 +424,34 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
 			defer cancel()
-			errs[i] = m.Term.Type(ctx, c.target, RingText)
+			errs[i] = m.Term.Type(ctx, c.target, ringText)
 		})
 	}
 	wg.Wait()
 
 	for i, c := range cands {
 		if c.shared > 1 {
-			m.report("window "+c.name, fmt.Sprintf("not ringing %s: %d windows have that name; "+
-				"rename all but one so that each agent has an address of its own", quote(c.name), c.shared))
+			m.report("window "+c.name, fmt.Sprintf("not ringing %q: %d windows have that name; "+
+				"rename all but one so that each agent has an address of its own", c.name, c.shared))
 			continue
 		}
 		switch {
 		case c.target == "" && !c.stated:
-			m.report("window "+c.name, "not ringing "+quote(c.name)+": it has unread mail but no window")
+			m.report("window "+c.name, fmt.Sprintf("not ringing %q: it has unread mail but no window", c.name))
 		case c.target == "":
-			m.report("window "+c.name, fmt.Sprintf("cannot ring %s: no window has that name; trying again every %v", quote(c.name), every))
+			m.report("window "+c.name, fmt.Sprintf("cannot ring %q: no window has that name; trying again every %v", c.name, every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		case errs[i] != nil && ctx.Err() != nil && errors.Is(errs[i], ctx.Err()):
 			// The stop came before the ring started: nothing was typed,
 			// and nothing failed.
 		case errs[i] != nil:
-			m.report("window "+c.name, fmt.Sprintf("ringing %s in pane %s failed: %v; trying again every %v", quote(c.name), c.target, errs[i], every))
+			m.report("window "+c.name, fmt.Sprintf("ringing %q in pane %s failed: %v; trying again every %v", c.name, c.target, errs[i], every))
 			m.tried[c.name] = try{at: now}
 			later(now.Add(every))
 		default:
 			m.report("window "+c.name, "")
-			m.logf("rang %s in pane %s", quote(c.name), c.target)
+			m.logf("rang %q in pane %s", c.name, c.target)
 			later(now.Add(every))
 			if !c.stated {
 				m.tried[c.name] = try{at: now, rang: true}
@@ -506,12 +459,15 @@ func (m *Mailman) Pass(ctx context.Context) (next time.Time, err error) {
 			}
 			delete(m.tried, c.name)
 			// The ring happened, so it is recorded even when the mailman
-			// is stopping; storeWait bounds the wait.
-			// Its key is not that of reading the states: a record waits for
+			// is stopping; lockContext bounds the wait. Its key is not
+			// that of reading the states: a record waits for
 			// recipients.lock as well, which a reading never takes.
-			unrecorded, err := waitFor(context.WithoutCancel(ctx), m, "record", func() (bool, error) { return m.markNotified(&c, now) })
+			rctx, cancel := m.lockContext(context.WithoutCancel(ctx), "record")
+			unrecorded, err := m.markNotified(rctx, &c, now)
+			cancel()
+			m.held("record", err)
 			if err != nil {
-				m.logf("cannot record the ring of %s: %v", quote(c.name), err)
+				m.logf("cannot record the ring of %q: %v", c.name, err)
 			}
 			if err != nil || unrecorded {
 				// The ring counts against the agent's minute all the
@@ -536,8 +492,8 @@ type try struct {
 // reports whether the ring, not recorded, must still count against the
 // agent's minute: when the entry says ready and shows no such reset, the
 // agent only said ready again while it was rung.
-func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err error) {
-	err = m.Store.UpdateState(context.Background(), c.name, func(st *mailbox.State, exists bool) bool {
+func (m *Mailman) markNotified(ctx context.Context, c *candidate, t time.Time) (unrecorded bool, err error) {
+	err = m.Store.UpdateState(ctx, c.name, func(st *mailbox.State, exists bool) bool {
 		ready := exists && st.Status == mailbox.StatusReady && st.NotifiedAt.Equal(c.notified)
 		if ready && st.UpdatedAt.Equal(c.updated) {
 			st.NotifiedAt = t
@@ -548,8 +504,6 @@ func (m *Mailman) markNotified(c *candidate, t time.Time) (unrecorded bool, err 
 	})
 	return unrecorded, err
 }
-
-func quote(name string) string { return strconv.Quote(name) }
 
 // windowsNamed counts the windows among panes whose names share name's
 // mailbox (mailbox.SameMailbox).

@@ -105,7 +105,7 @@ func TestRingTimersStartWithTheRing(t *testing.T) {
 	if got := fx.state("bob").NotifiedAt; !got.Equal(start) {
 		t.Errorf("notified_at = %v, want the start of the ring, %v", got, start)
 	}
-	if want := start.Add(DefaultRingInterval); !next.Equal(want) {
+	if want := start.Add(ringInterval); !next.Equal(want) {
 		t.Errorf("next pass at %v, want %v", next, want)
 	}
 }
@@ -394,14 +394,14 @@ func TestTmuxGoneEndsThePass(t *testing.T) {
 	fx.term.window("bob", "%1")
 	fx.mail("bob")
 	fx.term.gone = fmt.Errorf("%w: server is gone", tmux.ErrNotInTmux)
-	if _, err := fx.m.Pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
-		t.Errorf("Pass with tmux gone: err = %v, want ErrNotInTmux", err)
+	if _, err := fx.m.pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
+		t.Errorf("pass with tmux gone: err = %v, want ErrNotInTmux", err)
 	}
 
 	// Any other failure to list panes is logged, and the pass goes on.
 	fx.term.gone = errGone
-	if _, err := fx.m.Pass(context.Background()); err != nil {
-		t.Errorf("Pass with a failing tmux: %v", err)
+	if _, err := fx.m.pass(context.Background()); err != nil {
+		t.Errorf("pass with a failing tmux: %v", err)
 	}
 	fx.term.gone = nil
 	fx.pass()
@@ -432,8 +432,8 @@ func TestStopDuringTmux(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			fx.term.onPanes = func() error { return c.onPanes(cancel) }
-			if _, err := fx.m.Pass(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("stopped Pass: err = %v, want nil or context.Canceled", err)
+			if _, err := fx.m.pass(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("stopped pass: err = %v, want nil or context.Canceled", err)
 			}
 			if log := fx.log.String(); log != "" {
 				t.Errorf("a stopped pass logged:\n%s", log)
@@ -448,23 +448,22 @@ func TestStopDuringTmux(t *testing.T) {
 
 func TestTmuxCheckedWithoutMail(t *testing.T) {
 	fx := newFixture(t)
-	fx.m.SafetyInterval = 10 * time.Second
 	fx.term.gone = fmt.Errorf("%w: server is gone", tmux.ErrNotInTmux)
-	// With nobody to ring, tmux is still asked once per SafetyInterval, so
+	// With nobody to ring, tmux is still asked once per safetyInterval, so
 	// that a mailman whose tmux is gone stops even in a quiet project.
-	if _, err := fx.m.Pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
-		t.Fatalf("first Pass with tmux gone: err = %v, want ErrNotInTmux", err)
+	if _, err := fx.m.pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
+		t.Fatalf("first pass with tmux gone: err = %v, want ErrNotInTmux", err)
 	}
 	fx.term.gone = nil
 	fx.pass()
 	fx.term.gone = fmt.Errorf("%w: server is gone", tmux.ErrNotInTmux)
 	fx.clock.advance(5 * time.Second)
-	if _, err := fx.m.Pass(context.Background()); err != nil {
-		t.Errorf("Pass within the safety interval asked tmux: %v", err)
+	if _, err := fx.m.pass(context.Background()); err != nil {
+		t.Errorf("pass within the safety interval asked tmux: %v", err)
 	}
 	fx.clock.advance(5 * time.Second)
-	if _, err := fx.m.Pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
-		t.Errorf("Pass a safety interval later: err = %v, want ErrNotInTmux", err)
+	if _, err := fx.m.pass(context.Background()); !errors.Is(err, tmux.ErrNotInTmux) {
+		t.Errorf("pass a safety interval later: err = %v, want ErrNotInTmux", err)
 	}
 }
 
@@ -507,8 +506,8 @@ func TestGuardStopsThePass(t *testing.T) {
 	fx.term.window("bob", "%1")
 	fx.mail("bob")
 	fx.m.Guard = func() error { return errGone }
-	if _, err := fx.m.Pass(context.Background()); !errors.Is(err, errGone) {
-		t.Errorf("Pass with a failing guard: err = %v, want %v", err, errGone)
+	if _, err := fx.m.pass(context.Background()); !errors.Is(err, errGone) {
+		t.Errorf("pass with a failing guard: err = %v, want %v", err, errGone)
 	}
 	fx.wantRings(nil)
 }
@@ -608,25 +607,6 @@ func TestSharedNameButForCaseNotRung(t *testing.T) {
 	fx.clock.advance(time.Minute)
 	fx.pass()
 	fx.wantRings(map[string]int{"%1": 1})
-}
-
-// TestWaitAfterStopStartsNothing checks that a store call is not started
-// once the pass is stopped: it could hold a goroutine waiting for a lock
-// long after the mailman stopped.
-func TestWaitAfterStopStartsNothing(t *testing.T) {
-	var m Mailman
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	started := make(chan struct{})
-	err := m.wait(ctx, "record", func() error { close(started); return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("wait after stop = %v, want context.Canceled", err)
-	}
-	select {
-	case <-started:
-		t.Error("wait after stop started the store call")
-	case <-time.After(100 * time.Millisecond):
-	}
 }
 
 // TestWorkDuringAnotherRing has bob, rung before, go to work and be ready

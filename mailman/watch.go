@@ -2,7 +2,6 @@ package mailman
 
 import (
 	"agentmail/internal/fswatch"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,10 +42,6 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 		started()
 	}
 
-	safety := m.safety()
-	debounce := cmp.Or(m.Debounce, DefaultDebounce)
-	maxDelay := cmp.Or(m.MaxDelay, DefaultMaxDelay)
-
 	// wake is when the next pass is due for a reason other than an event:
 	// at once at the start, then the safety timer or the end of an agent's
 	// once-a-minute wait. burst is when the first of the events not yet
@@ -55,7 +50,6 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 	var burst, soon time.Time
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	freed := m.freedChan()
 	due := func() time.Time {
 		if !burst.IsZero() && soon.Before(wake) {
 			return soon
@@ -94,22 +88,16 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 			wake = time.Now()
 			timer.Reset(0)
 
-		case <-freed:
-			// A file that a pass skipped because it was locked is free:
-			// look at it now rather than at the next event.
-			wake = time.Now()
-			timer.Reset(time.Until(due()))
-
 		case <-timer.C:
 			burst = time.Time{}
-			next, err := m.Pass(ctx)
+			next, err := m.pass(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return err
 			}
-			wake = time.Now().Add(safety)
+			wake = time.Now().Add(safetyInterval)
 			if !next.IsZero() {
 				// next is on the Mailman's clock, timers on the real one.
 				if t := time.Now().Add(next.Sub(m.now())); t.Before(wake) {

@@ -272,7 +272,7 @@ func paddedPing(id string, size int) string {
 // checkState fails unless the state file records status for name.
 func checkState(t *testing.T, where string, store *mailbox.Store, name, status string) {
 	t.Helper()
-	states, err := store.States()
+	states, err := store.States(context.Background())
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}

@@ -44,16 +44,3 @@ func TestErrorsAreLogged(t *testing.T) {
 		}
 	}
 }
-
-func TestOneLine(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":                "plain",
-		"a\nb\r\nc\rd\n":       "a; b; c; d",
-		"ends in CRLF\r\n\r\n": "ends in CRLF",
-		"two\n\nbreaks":        "two; ; breaks",
-	} {
-		if got := tools.OneLine(in); got != want {
-			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

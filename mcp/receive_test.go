@@ -48,7 +48,7 @@ func mailForAlice(t *testing.T) (*tools.Service, *mailbox.Store) {
 
 func unread(t *testing.T, store *mailbox.Store) int {
 	t.Helper()
-	n, err := store.Unread("alice")
+	n, err := store.Unread(context.Background(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

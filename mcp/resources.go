@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"agentmail/internal/text"
 	"agentmail/jsonrpc"
 	"agentmail/tools"
 )
@@ -74,27 +75,27 @@ func (s *Server) readResource(ctx context.Context, p *params, modern bool) ([]re
 	if raw == nil || !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: resources/read needs a uri string")
 	}
-	var text string
+	var body string
 	switch {
 	case uri == InboxURI:
 		in, err := s.svc.Inbox(ctx, tools.InboxFilter{All: true})
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", tools.OneLine(err.Error()))
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 		}
-		text = tools.InboxText(in)
+		body = tools.InboxText(in)
 	case strings.HasPrefix(uri, threadPrefix):
 		th, err := s.svc.Thread(ctx, strings.TrimPrefix(uri, threadPrefix))
 		if errors.Is(err, tools.ErrThreadNotFound) {
 			return nil, notFound(uri, modern)
 		}
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", tools.OneLine(err.Error()))
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 		}
-		text = tools.ThreadText(th)
+		body = tools.ThreadText(th)
 	default:
 		return nil, notFound(uri, modern)
 	}
-	return []resourceContents{{URI: uri, MimeType: markdown, Text: text}}, nil
+	return []resourceContents{{URI: uri, MimeType: markdown, Text: body}}, nil
 }
 
 // notFound is the error for a resource that does not exist, or that the
@@ -176,7 +177,7 @@ func (s *Server) resourcesSubscribe(ctx context.Context, req *jsonrpc.Request, p
 		return s.conn.Notify(updatedMethod, map[string]string{"uri": uri})
 	})
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", tools.OneLine(err.Error()))
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 	}
 	if s.subs == nil {
 		s.subs = map[string]func(){}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentmail/internal/text"
 	"agentmail/jsonrpc"
 	"agentmail/tools"
 )
@@ -456,7 +457,7 @@ func toolOK(text string, structured any) toolResult {
 // toolError is the result of a call that failed validation or failed while
 // running: one line of text the model can act on.
 func toolError(err error) toolResult {
-	return toolResult{Content: []textContent{{Type: "text", Text: tools.OneLine(err.Error())}}, IsError: true}
+	return toolResult{Content: []textContent{{Type: "text", Text: text.OneLine(err.Error())}}, IsError: true}
 }
 
 // arguments checks the members of the arguments object against the tool's

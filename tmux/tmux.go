@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentmail/internal/text"
 )
 
 // ErrNotInTmux reports that the caller is not inside tmux. Being inside tmux
@@ -278,7 +280,7 @@ func (e *RunError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
-	if msg := oneLine(e.Stderr); msg != "" {
+	if msg := text.OneLine(e.Stderr); msg != "" {
 		b.WriteString(": ")
 		b.WriteString(msg)
 	}
@@ -304,18 +306,6 @@ func quoteArg(a string) string {
 		return strconv.Quote(a)
 	}
 	return a
-}
-
-// oneLine trims s and joins its non-blank lines with "; ", so that an error
-// message never spans lines.
-func oneLine(s string) string {
-	var lines []string
-	for _, line := range strings.Split(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			lines = append(lines, line)
-		}
-	}
-	return strings.Join(lines, "; ")
 }
 
 // literalArg prepares text as the last argument of "send-keys -l --". tmux

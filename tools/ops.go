@@ -537,12 +537,3 @@ func abs(n int) int {
 	}
 	return n
 }
-
-// OneLine keeps an error message to the one line that the CLI and the MCP
-// tools promise: line breaks become "; ".
-func OneLine(s string) string {
-	return lineBreaks.Replace(strings.TrimRight(s, "\r\n"))
-}
-
-// lineBreaks turns each line break, CRLF counting as one, into "; ".
-var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")

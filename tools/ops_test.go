@@ -299,13 +299,13 @@ func TestLockWait(t *testing.T) {
 
 	// Nothing changed: bob has one message, alice hers, still unread, and
 	// her status is still work.
-	if n, err := st.Unread("bob"); n != 1 || err != nil {
+	if n, err := st.Unread(context.Background(), "bob"); n != 1 || err != nil {
 		t.Errorf("bob's unread = %d, %v; want 1", n, err)
 	}
 	if m, err := svc.Receive(ctx, 0, nil); err != nil || m == nil || m.Message != "for alice" {
 		t.Errorf("Receive after the lock was let go = %+v, %v; want alice's message", m, err)
 	}
-	states, err := st.States()
+	states, err := st.States(context.Background())
 	if err != nil || len(states) != 1 || states[0].Status != mailbox.StatusWork {
 		t.Errorf("states = %+v, %v; want alice at work", states, err)
 	}
@@ -339,7 +339,7 @@ func TestFindStoreOnce(t *testing.T) {
 	if st, err := svc.FoundStore(); st == nil || st.Root != root || err != nil {
 		t.Errorf("FoundStore = %v, %v; want the store at %s", st, err, root)
 	}
-	if n, err := mailbox.New(root).Unread("bob"); n != 8 || err != nil {
+	if n, err := mailbox.New(root).Unread(context.Background(), "bob"); n != 8 || err != nil {
 		t.Errorf("bob has %d unread (%v); want 8", n, err)
 	}
 

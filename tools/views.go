@@ -55,7 +55,7 @@ func (s *Service) Inbox(ctx context.Context, filter InboxFilter) (Inbox, error) 
 		return Inbox{}, err
 	}
 	name := sess.Self.Name
-	unread, err := st.Unread(name)
+	unread, err := st.Unread(context.Background(), name)
 	if err != nil {
 		return Inbox{}, err
 	}

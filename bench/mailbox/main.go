@@ -140,7 +140,7 @@ func main() {
 	fmt.Printf("per size: %d CLI sends, %d CLI receives, %d MCP receives; mailbox: stored messages, the last %d of them unread\n\n",
 		*runsFlag, *runsFlag, *mcpRunsFlag, *unreadFlag)
 
-	idleDone := p.startIdleWait(*idleFlag)
+	p.idleWait(*idleFlag)
 
 	type row struct {
 		size                   int
@@ -169,7 +169,7 @@ func main() {
 			ratio(last.send, first.send), ratio(last.recv, first.recv), ratio(last.mcp, first.mcp))
 	}
 
-	fmt.Print("MCP resources/read agentmail://inbox, p50:")
+	fmt.Printf("MCP resources/read agentmail://inbox (%d of the stored messages unread), p50:", inboxUnread)
 	for i, r := range rows {
 		sep := ","
 		if i == 0 {
@@ -195,7 +195,6 @@ func main() {
 	p.benchThroughput()
 	p.benchWake(*wakeFlag)
 	p.benchWaiters(8, 1000)
-	idleDone()
 
 	fmt.Printf("peak RSS at %d stored: CLI send %s, CLI receive %s, MCP server %s\n",
 		last.size, last.sendRSS, last.recvRSS, last.mRSS)

@@ -67,7 +67,7 @@ const queueLen = 1024
 
 // Errors the connection itself answers with.
 var (
-	errTooLarge      = invalidRequest("message exceeds the " + maxFrameText + "-byte line limit")
+	errTooLarge      = invalidRequest("message exceeds the " + maxFrameText + "-byte line limit; split it into several smaller messages")
 	errEmptyBatch    = invalidRequest("empty batch")
 	errNoBatch       = invalidRequest("JSON-RPC batching is not supported")
 	errDuplicateID   = invalidRequest("duplicate id of a request in progress")
@@ -360,12 +360,13 @@ func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{},
 		default:
 		}
 		var cl *call
+		var tooLarge *TooLargeError
 		switch {
 		case err == nil:
 			cl = c.accept(frame)
-		case errors.Is(err, ErrFrameTooLarge):
+		case errors.As(err, &tooLarge):
 			c.logf("%v", err)
-			cl = &call{err: errTooLarge}
+			cl = &call{err: errTooLarge, errID: c.freeID(tooLarge.ID)}
 		default:
 			done <- err
 			return
@@ -467,6 +468,21 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 		return &call{err: errDuplicateID}
 	}
 	return cl
+}
+
+// freeID returns id, or nil when a request with the same id is in
+// progress: an error with that id would look like the answer to it.
+func (c *Conn) freeID(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return nil
+	}
+	c.mu.Lock()
+	_, dup := c.inflight[idKey(id)]
+	c.mu.Unlock()
+	if dup {
+		return nil
+	}
+	return id
 }
 
 // work runs on the worker goroutine and handles queued calls in order until

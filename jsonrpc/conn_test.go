@@ -144,7 +144,7 @@ func checkLines(t *testing.T, got, want []string) {
 const (
 	ping     = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	pong     = `{"jsonrpc":"2.0","id":1,"result":{}}`
-	tooLong  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message exceeds the 65536-byte line limit"}}`
+	tooLong  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message exceeds the 65536-byte line limit; split it into several smaller messages"}}`
 	noBatch  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batching is not supported"}}`
 	badReq   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: *`
 	parseErr = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: *`
@@ -156,6 +156,7 @@ func TestServeAnswers(t *testing.T) {
 	for len(bigLine) < jsonrpc.MaxFrame {
 		bigLine += " "
 	}
+	overParams := `{"s":"` + strings.Repeat("a", jsonrpc.MaxFrame) + `"}`
 
 	tests := []struct {
 		name  string
@@ -168,6 +169,14 @@ func TestServeAnswers(t *testing.T) {
 		{"frame of exactly MaxFrame bytes", []string{bigLine}, []string{`{"jsonrpc":"2.0","id":1,"result":` + bigParams + `}`}},
 		{"frame too large keeps serving", []string{bigLine + "x", ping}, []string{tooLong, pong}},
 		{"200 KB frame keeps serving", []string{strings.Repeat("[", 200*1024), ping}, []string{tooLong, pong}},
+		{"frame too large echoes its id first", []string{`{"jsonrpc":"2.0","id":7,"method":"echo","params":` + overParams + `}`, ping},
+			[]string{strings.Replace(tooLong, "null", "7", 1), pong}},
+		{"frame too large echoes its id last", []string{`{"jsonrpc":"2.0","method":"echo","params":` + overParams + `,"id":"last"}`, ping},
+			[]string{strings.Replace(tooLong, "null", `"last"`, 1), pong}},
+		{"frame too large echoes its id as written", []string{`{"jsonrpc":"2.0","id":"a\u0062","method":"echo","params":` + overParams + `}`, ping},
+			[]string{strings.Replace(tooLong, "null", `"a\u0062"`, 1), pong}},
+		{"frame too large with two ids", []string{`{"jsonrpc":"2.0","id":1,"method":"echo","params":` + overParams + `,"id":2}`, ping},
+			[]string{tooLong, pong}},
 
 		// Invalid requests.
 		{"wrong version echoes id", []string{`{"jsonrpc":"1.0","id":5,"method":"ping"}`},
@@ -519,6 +528,26 @@ func TestServeDuplicateID(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate id of a request in progress"}}`,
 		`{"jsonrpc":"2.0","id":"7","result":{}}`,
 		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+	})
+}
+
+// TestServeTooLargeDuplicateID checks that a line too large whose id is
+// that of a request in progress is answered with id null, which cannot be
+// taken for the answer to that request.
+func TestServeTooLargeDuplicateID(t *testing.T) {
+	h, started, release := blocking()
+	preempt, seen := marker(nil)
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: preempt})
+
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"slow"}`)
+	wait(t, started, "the slow request")
+	p.send(`{"jsonrpc":"2.0","method":"echo","params":{"s":"`+strings.Repeat("a", jsonrpc.MaxFrame)+`"},"id":7}`, markerLine)
+	wait(t, seen, "the marker")
+	close(release)
+
+	checkLines(t, p.finish(), []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"slow":"done"}}`,
+		tooLong,
 	})
 }
 

@@ -51,14 +51,13 @@ interop: build
 
 fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=30s ./jsonrpc/
+	go test -run='^$$' -fuzz=FuzzIDScanner -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzServe -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzReceive -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzParseState -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
-	go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=30s ./jsonrpc/
-	go test -run='^$$' -fuzz=FuzzValid -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzLoneSurrogate -fuzztime=30s ./jsonrpc/
 
 clean:

@@ -56,6 +56,7 @@ func TestIDScanner(t *testing.T) {
 		{`{"id":"1`, ``},
 		{`{"id":1,"params":{"s":"` + pad, ``},
 		{`{1:2,"id":1}`, ``},
+		{`{"id" 1,"x":5}`, ``},
 		{``, ``},
 	}
 	for _, tt := range tests {

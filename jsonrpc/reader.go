@@ -19,7 +19,11 @@ type TooLargeError struct {
 	ID json.RawMessage
 }
 
-func (e *TooLargeError) Error() string        { return ErrFrameTooLarge.Error() }
+// Error returns the text of ErrFrameTooLarge.
+func (e *TooLargeError) Error() string { return ErrFrameTooLarge.Error() }
+
+// Is reports whether target is ErrFrameTooLarge, so that callers that need
+// no id can keep testing for it.
 func (e *TooLargeError) Is(target error) bool { return target == ErrFrameTooLarge }
 
 // Reader splits a byte stream into frames, one per line.

@@ -33,21 +33,23 @@ bench:
 	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN) $(if $(COMPARE),-compare $(COMPARE))
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
-# four protocol revisions, and the MCP Inspector CLI (needs node and jq).
+# four protocol revisions, the MCP Inspector CLI (needs node and jq), and
+# the official TypeScript SDK client, pinned in interop/ts (needs node).
 interop: build
 	cd interop && go vet ./... && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
 	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh
+	cd interop/ts && npm ci --no-audit --no-fund
+	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/oversize.mjs
 
 fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=30s ./jsonrpc/
+	go test -run='^$$' -fuzz=FuzzIDScanner -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzServe -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzReceive -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzParseState -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
-	go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=30s ./jsonrpc/
-	go test -run='^$$' -fuzz=FuzzValid -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzLoneSurrogate -fuzztime=30s ./jsonrpc/
 
 clean:

@@ -38,13 +38,6 @@ type Options struct {
 	// dropped answers and recovered panics.
 	Logf func(format string, args ...any)
 
-	// Inline, when non-nil, marks requests and notifications whose handlers
-	// are quick and never block. Such a message that arrives on its own
-	// line while no other work is queued or running is handled on the
-	// reading goroutine itself, which saves the handoff to the worker;
-	// answers still come out in arrival order, and handlers still never
-	// run concurrently.
-	Inline func(req *Request) bool
 	// Grace bounds how long queued and running requests may still be
 	// answered after the input ends or the context passed to Serve is
 	// cancelled. Zero means one second; a negative value means no wait.
@@ -67,7 +60,7 @@ const queueLen = 1024
 
 // Errors the connection itself answers with.
 var (
-	errTooLarge      = invalidRequest("message exceeds the " + maxFrameText + "-byte line limit")
+	errTooLarge      = invalidRequest("message exceeds the " + maxFrameText + "-byte line limit; split it into several smaller messages")
 	errEmptyBatch    = invalidRequest("empty batch")
 	errNoBatch       = invalidRequest("JSON-RPC batching is not supported")
 	errDuplicateID   = invalidRequest("duplicate id of a request in progress")
@@ -89,24 +82,13 @@ type Conn struct {
 	// exactly the requests a duplicate id or a Cancel can still refer to.
 	mu       sync.Mutex
 	inflight map[string]*call
-	// pending counts the calls handed to the worker and not yet done; a
-	// request is handled inline only when it is zero. Reading and
-	// changing it under mu also orders the reader's use of out and enc
-	// after the worker's.
-	pending int
-	// working is set once the worker goroutine has been started, by the
-	// first call that needs it, or once Serve is returning and none may
-	// start. A client whose messages are all handled inline, such as one
-	// that only lists the tools, never costs a second goroutine.
-	working bool
 
 	wmu    sync.Mutex  // serialises writes so that each line goes out whole
 	closed atomic.Bool // set when Serve is returning: no line starts after it
 	werr   error       // the first write error, under wmu; the stream is unusable after it
 
-	// out and enc belong to the goroutine that handles calls: the worker,
-	// or the reader for a call handled inline while the worker is idle.
-	// They are reused for every answer. enc does not escape HTML, so "<"
+	// out and enc belong to the worker goroutine, which handles every
+	// call; they are reused for every answer. enc does not escape HTML, so "<"
 	// stays "<" on the wire.
 	out bytes.Buffer
 	enc *json.Encoder
@@ -207,9 +189,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 // Serve reads until EOF or ctx is done. It may be called only once; a second
 // call returns an error at once.
 // Requests are handled one at a time, in arrival order, by a single worker
-// goroutine, started when the first request needs it (see Options.Inline), so
-// answers come out in order, while one reader goroutine keeps reading, so
-// cancellation and duplicate-id checks see work that is queued or running.
+// goroutine, so answers come out in order, while one reader goroutine keeps
+// reading, so cancellation and duplicate-id checks see work that is queued
+// or running.
 //
 // On EOF, or when ctx is done, Serve stops reading and lets the requests
 // already read finish and be answered for up to Options.Grace. Then it
@@ -247,7 +229,8 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := make(chan struct{}) // closed when reading must stop early
 	readDone := make(chan error, 1)
 	workDone := make(chan struct{})
-	go c.read(hctx, queue, stop, readDone, workDone)
+	go c.read(queue, stop, readDone)
+	go c.work(hctx, queue, stop, workDone)
 
 	var err error
 	select {
@@ -262,16 +245,12 @@ func (c *Conn) Serve(ctx context.Context) error {
 		err = ctx.Err()
 	}
 
-	c.mu.Lock()
-	started := c.working
-	c.working = true
-	c.mu.Unlock()
 	grace := c.opt.Grace
 	if grace == 0 {
 		grace = time.Second
 	}
 	abandon := ctx.Err() != nil && c.opt.Abandon != nil && c.opt.Abandon(context.Cause(ctx))
-	if started && grace > 0 && !abandon {
+	if grace > 0 && !abandon {
 		t := time.NewTimer(grace)
 		select {
 		case <-workDone:
@@ -346,10 +325,9 @@ func (c *Conn) Notify(method string, params any) error {
 }
 
 // read runs on the reader goroutine. It decodes each frame, registers
-// requests in inflight, handles quick ones itself and queues what the worker
-// must do, starting the worker the first time. It sends its final error on
-// done and closes queue when it stops. workDone is the worker's.
-func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{}, done chan<- error, workDone chan<- struct{}) {
+// requests in inflight and queues what the worker must do. It sends its
+// final error on done and closes queue when it stops.
+func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error) {
 	defer close(queue)
 	for {
 		frame, err := c.r.Next()
@@ -360,30 +338,19 @@ func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{},
 		default:
 		}
 		var cl *call
+		var tooLarge *TooLargeError
 		switch {
 		case err == nil:
 			cl = c.accept(frame)
-		case errors.Is(err, ErrFrameTooLarge):
+		case errors.As(err, &tooLarge):
 			c.logf("%v", err)
-			cl = &call{err: errTooLarge}
+			cl = &call{err: errTooLarge, errID: c.freeID(tooLarge.ID)}
 		default:
 			done <- err
 			return
 		}
 		if cl == nil {
 			continue
-		}
-		if c.inline(cl) {
-			c.handle(ctx, cl)
-			continue
-		}
-		c.mu.Lock()
-		c.pending++
-		start := !c.working
-		c.working = true
-		c.mu.Unlock()
-		if start {
-			go c.work(ctx, queue, stop, workDone)
 		}
 		select {
 		case queue <- cl:
@@ -392,18 +359,6 @@ func (c *Conn) read(ctx context.Context, queue chan *call, stop <-chan struct{},
 			return
 		}
 	}
-}
-
-// inline reports whether cl is a quick request or notification the reader
-// may handle itself because the worker has nothing queued or running.
-func (c *Conn) inline(cl *call) bool {
-	if c.opt.Inline == nil || cl.err != nil || cl.isBatch || !c.opt.Inline(&cl.req) {
-		return false
-	}
-	c.mu.Lock()
-	idle := c.pending == 0
-	c.mu.Unlock()
-	return idle
 }
 
 // accept turns one frame into the call the worker must handle, or nil when
@@ -469,6 +424,21 @@ func (c *Conn) acceptOne(b []byte, inBatch bool) *call {
 	return cl
 }
 
+// freeID returns id, or nil when a request with the same id is in
+// progress: an error with that id would look like the answer to it.
+func (c *Conn) freeID(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return nil
+	}
+	c.mu.Lock()
+	_, dup := c.inflight[idKey(id)]
+	c.mu.Unlock()
+	if dup {
+		return nil
+	}
+	return id
+}
+
 // work runs on the worker goroutine and handles queued calls in order until
 // the queue is closed, or is empty after stop, or ctx is cancelled.
 func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{}, done chan<- struct{}) {
@@ -488,9 +458,6 @@ func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{
 			return
 		}
 		c.handle(ctx, cl)
-		c.mu.Lock()
-		c.pending--
-		c.mu.Unlock()
 	}
 }
 

@@ -144,7 +144,7 @@ func checkLines(t *testing.T, got, want []string) {
 const (
 	ping     = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	pong     = `{"jsonrpc":"2.0","id":1,"result":{}}`
-	tooLong  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message exceeds the 65536-byte line limit"}}`
+	tooLong  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message exceeds the 65536-byte line limit; split it into several smaller messages"}}`
 	noBatch  = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batching is not supported"}}`
 	badReq   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: *`
 	parseErr = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: *`
@@ -156,6 +156,7 @@ func TestServeAnswers(t *testing.T) {
 	for len(bigLine) < jsonrpc.MaxFrame {
 		bigLine += " "
 	}
+	overParams := `{"s":"` + strings.Repeat("a", jsonrpc.MaxFrame) + `"}`
 
 	tests := []struct {
 		name  string
@@ -168,6 +169,14 @@ func TestServeAnswers(t *testing.T) {
 		{"frame of exactly MaxFrame bytes", []string{bigLine}, []string{`{"jsonrpc":"2.0","id":1,"result":` + bigParams + `}`}},
 		{"frame too large keeps serving", []string{bigLine + "x", ping}, []string{tooLong, pong}},
 		{"200 KB frame keeps serving", []string{strings.Repeat("[", 200*1024), ping}, []string{tooLong, pong}},
+		{"frame too large echoes its id first", []string{`{"jsonrpc":"2.0","id":7,"method":"echo","params":` + overParams + `}`, ping},
+			[]string{strings.Replace(tooLong, "null", "7", 1), pong}},
+		{"frame too large echoes its id last", []string{`{"jsonrpc":"2.0","method":"echo","params":` + overParams + `,"id":"last"}`, ping},
+			[]string{strings.Replace(tooLong, "null", `"last"`, 1), pong}},
+		{"frame too large echoes its id as written", []string{`{"jsonrpc":"2.0","id":"a\u0062","method":"echo","params":` + overParams + `}`, ping},
+			[]string{strings.Replace(tooLong, "null", `"a\u0062"`, 1), pong}},
+		{"frame too large with two ids", []string{`{"jsonrpc":"2.0","id":1,"method":"echo","params":` + overParams + `,"id":2}`, ping},
+			[]string{tooLong, pong}},
 
 		// Invalid requests.
 		{"wrong version echoes id", []string{`{"jsonrpc":"1.0","id":5,"method":"ping"}`},
@@ -519,6 +528,26 @@ func TestServeDuplicateID(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate id of a request in progress"}}`,
 		`{"jsonrpc":"2.0","id":"7","result":{}}`,
 		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+	})
+}
+
+// TestServeTooLargeDuplicateID checks that a line too large whose id is
+// that of a request in progress is answered with id null, which cannot be
+// taken for the answer to that request.
+func TestServeTooLargeDuplicateID(t *testing.T) {
+	h, started, release := blocking()
+	preempt, seen := marker(nil)
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: preempt})
+
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"slow"}`)
+	wait(t, started, "the slow request")
+	p.send(`{"jsonrpc":"2.0","method":"echo","params":{"s":"`+strings.Repeat("a", jsonrpc.MaxFrame)+`"},"id":7}`, markerLine)
+	wait(t, seen, "the marker")
+	close(release)
+
+	checkLines(t, p.finish(), []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"slow":"done"}}`,
+		tooLong,
 	})
 }
 
@@ -948,63 +977,4 @@ func TestServeReadError(t *testing.T) {
 		t.Errorf("Serve = %v, want %v", err, boom)
 	}
 	checkLines(t, out.lines(t), []string{pong})
-}
-
-// TestServeInline checks that a quick request or notification handled on
-// the reader keeps the order of answers and never runs beside a request the
-// worker is handling: while a slow request runs, an inline-able ping or
-// notification waits its turn.
-func TestServeInline(t *testing.T) {
-	h, started, release := blocking()
-	var running, most atomic.Int32
-	var mu sync.Mutex
-	var handled []string
-	counted := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-		mu.Lock()
-		handled = append(handled, req.Method+string(req.ID))
-		mu.Unlock()
-		return h(ctx, req)
-	}
-	preempt, seen := marker(nil)
-	p := startPipe(t, context.Background(), counted, jsonrpc.Options{
-		Preempt: preempt,
-		Inline:  func(req *jsonrpc.Request) bool { return req.Method == "ping" || req.Method == "note" },
-	})
-
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","method":"note"}`)
-	p.waitLines(1)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"slow"}`)
-	wait(t, started, "the slow request")
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, `{"jsonrpc":"2.0","method":"note"}`, markerLine)
-	wait(t, seen, "the marker")
-	if n := len(p.out.lines(t)); n != 1 {
-		t.Fatalf("%d answers while the slow request runs, want 1: the ping must wait", n)
-	}
-	mu.Lock()
-	if n := len(handled); n != 3 {
-		t.Errorf("handled %q while the slow request runs, want ping1 note slow2: the ping and the note must wait", handled)
-	}
-	mu.Unlock()
-	close(release)
-	p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
-	got := p.finish()
-	want := []string{
-		`{"jsonrpc":"2.0","id":1,"result":{}}`,
-		`{"jsonrpc":"2.0","id":2,"result":{"slow":"done"}}`,
-		`{"jsonrpc":"2.0","id":3,"result":{}}`,
-		`{"jsonrpc":"2.0","id":4,"result":{}}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("answers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if m := most.Load(); m != 1 {
-		t.Errorf("%d handlers ran at once, want 1", m)
-	}
-	if want := []string{"ping1", "note", "slow2", "ping3", "note", "ping4"}; !slices.Equal(handled, want) {
-		t.Errorf("handled %q, want %q", handled, want)
-	}
 }

@@ -42,11 +42,11 @@ func Decode(frame []byte) (req *Request, id json.RawMessage, isResponse bool, er
 
 // checkJSON reports a frame that is not one well-formed UTF-8 JSON value.
 // Everything after it may assume well-formed input. UTF-8 is checked
-// separately because valid, like encoding/json, accepts invalid bytes in
-// strings, and an id holding them would be echoed into an answer that is
-// itself not valid JSON text.
+// separately because json.Valid accepts invalid bytes in strings, and an id
+// holding them would be echoed into an answer that is itself not valid
+// JSON text.
 func checkJSON(b []byte) *Error {
-	if !valid(b) {
+	if !json.Valid(b) {
 		// encoding/json says what is wrong, as clients of other servers
 		// are used to reading it.
 		msg := "invalid JSON"
@@ -326,7 +326,7 @@ func splitArray(b []byte) [][]byte {
 	return elems
 }
 
-// The scanning helpers below walk JSON that valid has accepted, so they
+// The scanning helpers below walk JSON that json.Valid has accepted, so they
 // only find where things end; they check nothing. Each returns an index no
 // greater than len(b), so slicing with it cannot panic even on bad input.
 

@@ -21,6 +21,8 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("\nnext\n"), uint32(MaxFrame+1), uint16(0), uint8(0))
 	f.Add([]byte("\r\r\nnext"), uint32(MaxFrame-1), uint16(0), uint8(7))
 	f.Add([]byte("x\ny\n"), uint32(200*1024), uint16(2), uint8(255))
+	f.Add([]byte(`{"method":"m","params":{"s":""},"id":7}`+"\n"), uint32(MaxFrame), uint16(30), uint8(0))
+	f.Add([]byte(`{"id":"x","params":{"s":""}}`+"\r\n{}"), uint32(MaxFrame), uint16(22), uint8(200))
 	f.Add([]byte(""), uint32(0), uint16(0), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, pad uint32, at uint16, chunk uint8) {
 		n := int(pad % (3 * MaxFrame))
@@ -48,9 +50,14 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("frame %d: more frames than expected (err %v)", i, err)
 			}
 			if errors.Is(err, ErrFrameTooLarge) {
-				if want[i] != nil {
-					t.Fatalf("frame %d: ErrFrameTooLarge, want a %d-byte frame", i, len(want[i]))
+				if !want[i].tooLarge {
+					t.Fatalf("frame %d: ErrFrameTooLarge, want a %d-byte frame", i, len(want[i].line))
 				}
+				var tl *TooLargeError
+				if !errors.As(err, &tl) {
+					t.Fatalf("frame %d: %T, want *TooLargeError", i, err)
+				}
+				checkScannedID(t, want[i].line, tl.ID)
 				continue
 			}
 			if err != nil {
@@ -59,17 +66,23 @@ func FuzzReader(f *testing.F) {
 			if len(frame) > MaxFrame || bytes.IndexByte(frame, '\n') >= 0 {
 				t.Fatalf("frame %d: %d bytes, newline at %d", i, len(frame), bytes.IndexByte(frame, '\n'))
 			}
-			if want[i] == nil || !bytes.Equal(frame, want[i]) {
-				t.Fatalf("frame %d: got %d bytes %.40q, want %d bytes %.40q", i, len(frame), frame, len(want[i]), want[i])
+			if want[i].tooLarge || !bytes.Equal(frame, want[i].line) {
+				t.Fatalf("frame %d: got %d bytes %.40q, want %d bytes %.40q (too large: %v)", i, len(frame), frame, len(want[i].line), want[i].line, want[i].tooLarge)
 			}
 		}
 	})
 }
 
-// referenceFrames is what Reader should produce, with nil standing for
-// ErrFrameTooLarge.
-func referenceFrames(b []byte) [][]byte {
-	var out [][]byte
+// refFrame is one frame Reader should produce: a line, or the error for a
+// line too large, whose id the error should carry.
+type refFrame struct {
+	line     []byte
+	tooLarge bool
+}
+
+// referenceFrames is what Reader should produce.
+func referenceFrames(b []byte) []refFrame {
+	var out []refFrame
 	lines := bytes.Split(b, []byte("\n"))
 	if len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1] // nothing after the final newline
@@ -78,10 +91,10 @@ func referenceFrames(b []byte) [][]byte {
 		l = bytes.TrimSuffix(l, []byte("\r"))
 		switch {
 		case len(l) > MaxFrame:
-			out = append(out, nil)
+			out = append(out, refFrame{line: l, tooLarge: true})
 		case len(bytes.TrimLeft(l, " \t\r")) == 0:
 		default:
-			out = append(out, l)
+			out = append(out, refFrame{line: l})
 		}
 	}
 	return out

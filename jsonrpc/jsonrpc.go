@@ -9,7 +9,9 @@
 //     most MaxFrame bytes. Blank and whitespace-only lines are skipped. A
 //     longer line is discarded up to its end and answered with one -32600
 //     error, after which the next line is read normally, so one oversized
-//     message never ends the session.
+//     message never ends the session. The error carries the line's
+//     top-level "id" when it could be read while the line was discarded,
+//     so that the client's call ends at once, and null otherwise.
 //   - Decoding. A line that is not JSON (or not UTF-8) is answered -32700. Valid
 //     JSON that is not a request is answered -32600, echoing the id when it
 //     could be read and is valid, and null otherwise. Objects with "result" or

@@ -2,13 +2,29 @@ package jsonrpc
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 )
 
 // ErrFrameTooLarge reports a line longer than MaxFrame. The line has been
-// discarded, and the Reader is ready to return the one after it.
+// discarded, and the Reader is ready to return the one after it. Next
+// returns it as a *TooLargeError, which errors.Is matches to it.
 var ErrFrameTooLarge = errors.New("jsonrpc: message exceeds the " + maxFrameText + "-byte line limit")
+
+// TooLargeError is the error Next returns for a line longer than MaxFrame.
+// ID is the line's top-level "id" member, as written, when it could be read
+// while the line was discarded; nil otherwise.
+type TooLargeError struct {
+	ID json.RawMessage
+}
+
+// Error returns the text of ErrFrameTooLarge.
+func (e *TooLargeError) Error() string { return ErrFrameTooLarge.Error() }
+
+// Is reports whether target is ErrFrameTooLarge, so that callers that need
+// no id can keep testing for it.
+func (e *TooLargeError) Is(target error) bool { return target == ErrFrameTooLarge }
 
 // Reader splits a byte stream into frames, one per line.
 //
@@ -20,6 +36,8 @@ type Reader struct {
 	// err is sticky: once the input has ended or failed, every later call
 	// reports it instead of reading again, which on a terminal would block.
 	err error
+	// scan reads the id of an oversized line as it is discarded.
+	scan idScanner
 }
 
 // NewReader returns a Reader for r. It buffers MaxFrame+2 bytes so that the
@@ -30,7 +48,7 @@ func NewReader(r io.Reader) *Reader {
 
 // Next returns the next non-blank line without its "\n" or "\r\n". The slice
 // is only valid until the next call. A line longer than MaxFrame returns
-// ErrFrameTooLarge after discarding the rest of that line, and the following
+// a *TooLargeError after discarding the rest of that line, and the following
 // call returns the next line. A final line without "\n" is returned. At the
 // end of the input Next returns io.EOF; a read error is returned as is, after
 // any lines read before it.
@@ -43,19 +61,25 @@ func (r *Reader) Next() ([]byte, error) {
 		switch err {
 		case nil:
 		case bufio.ErrBufferFull:
-			// Skip to the end of the line so the stream stays in step.
+			// Skip to the end of the line so the stream stays in step,
+			// reading its id on the way.
+			r.scan.reset()
+			r.scan.feed(line)
 			for err == bufio.ErrBufferFull {
-				_, err = r.br.ReadSlice('\n')
+				line, err = r.br.ReadSlice('\n')
+				r.scan.feed(line)
 			}
 			r.err = err // nil when the line ended normally
-			return nil, ErrFrameTooLarge
+			return nil, &TooLargeError{ID: r.scan.result()}
 		default:
 			// The input ended or failed; line holds whatever came before.
 			r.err = err
 		}
 		line = trimEOL(line)
 		if len(line) > MaxFrame {
-			return nil, ErrFrameTooLarge
+			r.scan.reset()
+			r.scan.feed(line)
+			return nil, &TooLargeError{ID: r.scan.result()}
 		}
 		if isBlank(line) {
 			continue

@@ -78,30 +78,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		Preempt: s.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
-		Batch:  func() bool { return s.protocol == "2025-03-26" },
-		Inline: quick,
-		Logf:   s.logf,
+		Batch: func() bool { return s.protocol == "2025-03-26" },
+		Logf:  s.logf,
 		// Without its agent's pane there is nobody to answer.
 		Abandon: func(cause error) bool { return errors.Is(cause, tools.ErrTmuxGone) },
 	})
 	defer s.stopSubscriptions()
 	return s.conn.Serve(ctx)
-}
-
-// quick reports whether a message only reads or sets the server's own state,
-// never touching tmux or the mailbox, so that it may be handled without a
-// handoff between goroutines: notifications, which need no action here (see
-// dispatch), and the requests below. A handshake (initialize, initialized,
-// tools/list) is then answered by one goroutine.
-func quick(req *jsonrpc.Request) bool {
-	if req.IsNotification() {
-		return true
-	}
-	switch req.Method {
-	case "ping", "initialize", "tools/list", "server/discover":
-		return true
-	}
-	return false
 }
 
 // method is one entry of the legacy dispatch table.

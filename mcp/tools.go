@@ -83,10 +83,12 @@ var toolSet = [...]tool{
 		Description: "Send a message to another agent. Agents are the tmux windows of your session; " +
 			"the recipient is a window name as shown by list-recipients. " +
 			"To answer a message, give its id as reply_to: the answer joins that message's thread. " +
-			"Returns the id of the stored message.",
+			"Returns the id of the stored message. Text longer than about 64 KB must be sent as several messages.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"recipient":{"type":"string","description":"Window name of the receiving agent, exactly as list-recipients shows it"},` +
-			`"message":{"type":"string","description":"The message text (at most 65536 bytes)","maxLength":65536},` +
+			`"message":{"type":"string","description":"The message text. Bodies up to about 64 KB fit: the whole request, ` +
+			`the text after JSON escaping plus the call around it, must stay within 65536 bytes. ` +
+			`Split longer text into several messages."},` +
 			`"reply_to":{"type":"string","description":"The id of a message you received or sent, when this message answers it"}},` +
 			`"required":["recipient","message"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"string"}},` +

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"agentmail/jsonrpc"
-	"agentmail/mailbox"
 	"agentmail/tools"
 )
 
@@ -134,26 +133,28 @@ func TestFixedResultsEncoding(t *testing.T) {
 	}
 }
 
-// TestSendSchemaSize checks that the send schema, written as a constant,
-// states the store's own limit.
+// TestSendSchemaSize checks that the send schema promises no limit that
+// MCP cannot carry: a maxLength would count characters in some clients,
+// while the frame bounds the bytes of the whole escaped request. The
+// description says what fits and what to do with longer text instead.
 func TestSendSchemaSize(t *testing.T) {
 	var schema struct {
 		Properties struct {
-			Message struct {
-				Description string
-				MaxLength   int
-			}
+			Message map[string]any
 		}
 	}
 	if err := json.Unmarshal(findTool("send").InputSchema, &schema); err != nil {
 		t.Fatal(err)
 	}
 	m := schema.Properties.Message
-	if m.MaxLength != mailbox.MaxMessageSize {
-		t.Errorf("send schema: maxLength %d, the store takes %d bytes", m.MaxLength, mailbox.MaxMessageSize)
+	if v, ok := m["maxLength"]; ok {
+		t.Errorf("send schema: maxLength %v, which a frame of %d bytes cannot always carry", v, jsonrpc.MaxFrame)
 	}
-	if !strings.Contains(m.Description, strconv.Itoa(mailbox.MaxMessageSize)+" bytes") {
-		t.Errorf("send schema: the message description %q does not state %d bytes", m.Description, mailbox.MaxMessageSize)
+	d, _ := m["description"].(string)
+	for _, want := range []string{"64 KB", "JSON escaping", strconv.Itoa(jsonrpc.MaxFrame) + " bytes", "several messages"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("send schema: the message description %q does not say %q", d, want)
+		}
 	}
 }
 

@@ -87,13 +87,33 @@ type Conn struct {
 	closed atomic.Bool // set when Serve is returning: no line starts after it
 	werr   error       // the first write error, under wmu; the stream is unusable after it
 
-	// out and enc belong to the worker goroutine, which handles every
-	// call; they are reused for every answer. enc does not escape HTML, so "<"
-	// stays "<" on the wire.
-	out bytes.Buffer
-	enc *json.Encoder
+	// ans belongs to the worker goroutine, which handles every call but
+	// those that run concurrently; it is reused for every answer.
+	ans *answer
+	// detached counts the requests whose handlers called Detach and have
+	// not returned; Serve waits for them as for the worker.
+	detached sync.WaitGroup
 
-	served atomic.Bool // Serve has been called
+	served   atomic.Bool   // Serve has been called
+	stopping chan struct{} // closed when Serve stops reading
+}
+
+// answer is where one goroutine builds answer lines: the worker's, or a
+// concurrent request's own. The encoder does not escape HTML, so "<"
+// stays "<" on the wire.
+type answer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newAnswer() *answer {
+	a := &answer{}
+	// Sized for a typical answer, such as the tool list of an MCP server,
+	// so that it does not grow through every size on the way.
+	a.buf.Grow(4 << 10)
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetEscapeHTML(false)
+	return a
 }
 
 // call is one message on its way from the reader to the worker.
@@ -113,6 +133,13 @@ type call struct {
 
 	run *batchRun // for an element of a batch: the batch, whose element idx it is
 	idx int
+
+	ans *answer // where the goroutine running the request builds its answers
+
+	// detach is closed by Detach; nil for a request that cannot detach
+	// (an element of a batch). Only the handler's goroutine touches it.
+	detach     chan struct{}
+	isDetached bool
 }
 
 // batchRun is a batch being handled: its elements and the answers they have
@@ -177,12 +204,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
 		h:        h,
 		opt:      opt,
 		inflight: make(map[string]*call),
+		stopping: make(chan struct{}),
 	}
-	// out is sized for a typical answer, such as the tool list of an MCP
-	// server, so that it does not grow through every size on the way.
-	c.out.Grow(4 << 10)
-	c.enc = json.NewEncoder(&c.out)
-	c.enc.SetEscapeHTML(false)
+	c.ans = newAnswer()
 	return c
 }
 
@@ -244,6 +268,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 		close(stop)
 		err = ctx.Err()
 	}
+	close(c.stopping)
 
 	grace := c.opt.Grace
 	if grace == 0 {
@@ -281,6 +306,12 @@ func (c *Conn) Serve(ctx context.Context) error {
 	halt()
 	return err
 }
+
+// Stopping is closed when Serve stops reading, at the end of the input or
+// when its context is done: a handler that would otherwise wait for
+// something that cannot come any more (the next message of a stream, say)
+// then returns, and its answer goes out within the grace period.
+func (c *Conn) Stopping() <-chan struct{} { return c.stopping }
 
 func (c *Conn) writeWait() time.Duration { return cmp.Or(c.opt.WriteWait, time.Second) }
 
@@ -442,7 +473,10 @@ func (c *Conn) freeID(id json.RawMessage) json.RawMessage {
 // work runs on the worker goroutine and handles queued calls in order until
 // the queue is closed, or is empty after stop, or ctx is cancelled.
 func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
+	defer func() {
+		c.detached.Wait()
+		close(done)
+	}()
 	for {
 		var cl *call
 		var ok bool
@@ -463,22 +497,40 @@ func (c *Conn) work(ctx context.Context, queue <-chan *call, stop <-chan struct{
 
 // handle answers cl: its error, its batch, its notification or its request.
 func (c *Conn) handle(ctx context.Context, cl *call) {
+	a := c.ans
 	switch {
 	case cl.err != nil:
-		c.out.Reset()
-		c.appendError(cl.errID, cl.err)
-		c.writeOut()
+		a.buf.Reset()
+		c.appendError(a, cl.errID, cl.err)
+		c.writeOut(a)
 	case cl.isBatch:
 		c.runBatch(ctx, cl)
 	case cl.req.ID == nil:
 		c.invoke(ctx, &cl.req)
 	default:
-		c.runRequest(ctx, cl)
+		// The handler runs on a goroutine of its own, and the worker
+		// waits for it to return or to call Detach.
+		cl.ans = a
+		cl.detach = make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.runRequest(ctx, cl)
+		}()
+		select {
+		case <-done:
+		case <-cl.detach:
+		}
 	}
 }
 
 // runRequest handles one request that arrived on its own line.
 func (c *Conn) runRequest(ctx context.Context, cl *call) {
+	defer func() {
+		if cl.isDetached {
+			c.detached.Done()
+		}
+	}()
 	rctx, ok := c.start(ctx, cl)
 	if !ok {
 		return
@@ -494,15 +546,17 @@ func (c *Conn) runRequest(ctx context.Context, cl *call) {
 	if !c.commit(cl) {
 		return
 	}
-	c.out.Reset()
-	c.appendAnswer(cl.req.ID, result, err)
-	c.writeOut()
+	a := cl.ans
+	a.buf.Reset()
+	c.appendAnswer(a, cl.req.ID, result, err)
+	c.writeOut(a)
 }
 
 // runBatch handles a batch: it runs each element in order and writes the
 // answers to its requests as one array, unless the last request's handler
 // has written it through Reply.
 func (c *Conn) runBatch(ctx context.Context, b *call) {
+	a := c.ans
 	if c.opt.Batch == nil || !c.opt.Batch() {
 		c.mu.Lock()
 		for _, e := range b.batch {
@@ -510,9 +564,9 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 		}
 		c.mu.Unlock()
 		c.logf("jsonrpc: %s", errNoBatch.Message)
-		c.out.Reset()
-		c.appendError(nil, errNoBatch)
-		c.writeOut()
+		a.buf.Reset()
+		c.appendError(a, nil, errNoBatch)
+		c.writeOut(a)
 		return
 	}
 
@@ -521,9 +575,9 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 	// Reply holds their answers too.
 	for i, e := range b.batch {
 		if e.err != nil {
-			c.out.Reset()
-			c.appendError(e.errID, e.err)
-			run.answers[i] = bytes.Clone(c.out.Bytes())
+			a.buf.Reset()
+			c.appendError(a, e.errID, e.err)
+			run.answers[i] = bytes.Clone(a.buf.Bytes())
 		}
 	}
 	for i, e := range b.batch {
@@ -537,7 +591,7 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 				c.invoke(ctx, &e.req)
 			}
 		default:
-			e.run, e.idx = run, i
+			e.run, e.idx, e.ans = run, i, a
 			rctx, ok := c.start(ctx, e)
 			if !ok {
 				continue
@@ -550,9 +604,9 @@ func (c *Conn) runBatch(ctx context.Context, b *call) {
 				}
 				continue
 			}
-			c.out.Reset()
-			c.appendAnswer(e.req.ID, result, err)
-			run.answers[i] = bytes.Clone(c.out.Bytes())
+			a.buf.Reset()
+			c.appendAnswer(a, e.req.ID, result, err)
+			run.answers[i] = bytes.Clone(a.buf.Bytes())
 		}
 	}
 	// The requests stay in flight until the whole array is committed, so a
@@ -637,6 +691,36 @@ func Reply(ctx context.Context, result any) error {
 	return h.c.reply(ctx, h.cl, result)
 }
 
+// Detach lets the worker go on to the next request while the handler that
+// was given ctx keeps running: for a handler that is about to wait for
+// something to happen (mail to arrive, the end of a stream), which would
+// otherwise hold up every request after it. What the handler wrote before
+// it detached (a notification, say) stays ahead of the answers to later
+// requests; its own answer goes out when it returns, possibly after them,
+// as JSON-RPC allows. A handler inside a batch cannot detach: Detach then
+// returns false and the handler goes on holding up the worker.
+//
+// Detach must be called on the handler's goroutine; calling it again does
+// nothing.
+func Detach(ctx context.Context) bool {
+	h, ok := ctx.Value(replyKey{}).(*handlerContext)
+	if !ok {
+		return false
+	}
+	cl := h.cl
+	if cl.detach == nil {
+		return false
+	}
+	if !cl.isDetached {
+		cl.isDetached = true
+		// The worker reuses its answer buffer for the next request.
+		cl.ans = newAnswer()
+		h.c.detached.Add(1)
+		close(cl.detach)
+	}
+	return true
+}
+
 // The states of an answer given through Reply.
 const (
 	replyWaiting   int32 = iota // for its turn to be written
@@ -659,11 +743,12 @@ func (c *Conn) reply(ctx context.Context, cl *call, result any) error {
 		return ErrCancelled
 	}
 	cl.replied = true
-	// The handler's goroutine owns c.out; the answer is copied because the
-	// write may outlive this call.
-	c.out.Reset()
-	c.appendAnswer(cl.req.ID, result, nil)
-	answer := bytes.Clone(c.out.Bytes())
+	// The handler's goroutine owns its answer buffer; the answer is copied
+	// because the write may outlive this call.
+	a := cl.ans
+	a.buf.Reset()
+	c.appendAnswer(a, cl.req.ID, result, nil)
+	answer := bytes.Clone(a.buf.Bytes())
 	// The request stays in progress until its line's turn comes: until
 	// then a Cancel still withdraws the answer and its id stays taken,
 	// and if the answer is withdrawn it stays so until the handler's own
@@ -775,49 +860,49 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error)
 }
 
 // appendAnswer appends the response object for a handler's return values to
-// c.out, without a newline. The envelope is written by hand so that the id
+// a.buf, without a newline. The envelope is written by hand so that the id
 // bytes go out exactly as received and the keys keep a fixed order.
-func (c *Conn) appendAnswer(id json.RawMessage, result any, err error) {
+func (c *Conn) appendAnswer(a *answer, id json.RawMessage, result any, err error) {
 	if err != nil {
-		c.appendError(id, toError(err))
+		c.appendError(a, id, toError(err))
 		return
 	}
-	start := c.out.Len()
-	c.appendHead(id)
-	c.out.WriteString(`,"result":`)
+	start := a.buf.Len()
+	c.appendHead(a, id)
+	a.buf.WriteString(`,"result":`)
 	if result == nil {
-		c.out.WriteString("{}}")
+		a.buf.WriteString("{}}")
 		return
 	}
 	// A pre-encoded object goes out as it is, saving a validating copy on
 	// every answer; one with a line break still goes through the encoder,
 	// which compacts it, so it cannot split the frame.
 	if raw, ok := result.(json.RawMessage); ok && len(raw) > 1 && raw[0] == '{' && bytes.IndexByte(raw, '\n') < 0 {
-		c.out.Write(raw)
-		c.out.WriteByte('}')
+		a.buf.Write(raw)
+		a.buf.WriteByte('}')
 		return
 	}
-	mark := c.out.Len()
-	if err := c.enc.Encode(result); err != nil {
-		c.out.Truncate(start)
+	mark := a.buf.Len()
+	if err := a.enc.Encode(result); err != nil {
+		a.buf.Truncate(start)
 		c.logf("jsonrpc: cannot encode the result for id %s: %v", idText(id), err)
-		c.appendError(id, errEncodedResult)
+		c.appendError(a, id, errEncodedResult)
 		return
 	}
-	c.out.Truncate(c.out.Len() - 1) // the newline Encode adds
-	switch c.out.Bytes()[mark] {
+	a.buf.Truncate(a.buf.Len() - 1) // the newline Encode adds
+	switch a.buf.Bytes()[mark] {
 	case '{':
 	case 'n':
 		// A nil map or pointer; it means "nothing to say", like a nil result.
-		c.out.Truncate(mark)
-		c.out.WriteString("{}")
+		a.buf.Truncate(mark)
+		a.buf.WriteString("{}")
 	default:
-		c.out.Truncate(start)
+		a.buf.Truncate(start)
 		c.logf("jsonrpc: the result for id %s is not a JSON object", idText(id))
-		c.appendError(id, errBadResult)
+		c.appendError(a, id, errBadResult)
 		return
 	}
-	c.out.WriteByte('}')
+	a.buf.WriteByte('}')
 }
 
 // wireError is the JSON form of an Error.
@@ -827,39 +912,39 @@ type wireError struct {
 	Data    any    `json:"data,omitempty"`
 }
 
-// appendError appends an error response object to c.out, without a newline.
-func (c *Conn) appendError(id json.RawMessage, e *Error) {
-	c.appendHead(id)
-	c.out.WriteString(`,"error":`)
-	mark := c.out.Len()
+// appendError appends an error response object to a.buf, without a newline.
+func (c *Conn) appendError(a *answer, id json.RawMessage, e *Error) {
+	c.appendHead(a, id)
+	a.buf.WriteString(`,"error":`)
+	mark := a.buf.Len()
 	w := &wireError{Code: e.Code, Message: e.Message, Data: e.Data}
-	if err := c.enc.Encode(w); err != nil {
+	if err := a.enc.Encode(w); err != nil {
 		// Only Data can fail to encode; the code and message still matter.
-		c.out.Truncate(mark)
+		a.buf.Truncate(mark)
 		c.logf("jsonrpc: cannot encode the error data for id %s: %v", idText(id), err)
 		w.Data = nil
-		c.enc.Encode(w)
+		a.enc.Encode(w)
 	}
-	c.out.Truncate(c.out.Len() - 1) // the newline Encode adds
-	c.out.WriteByte('}')
+	a.buf.Truncate(a.buf.Len() - 1) // the newline Encode adds
+	a.buf.WriteByte('}')
 }
 
 // appendHead appends the start of a response object, up to the id.
-func (c *Conn) appendHead(id json.RawMessage) {
-	c.out.WriteString(`{"jsonrpc":"2.0","id":`)
+func (c *Conn) appendHead(a *answer, id json.RawMessage) {
+	a.buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	if id == nil {
-		c.out.WriteString("null")
+		a.buf.WriteString("null")
 	} else {
-		c.out.Write(id)
+		a.buf.Write(id)
 	}
 }
 
-// writeOut ends the message in c.out with a newline and writes it.
-func (c *Conn) writeOut() {
-	c.out.WriteByte('\n')
+// writeOut ends the message in a.buf with a newline and writes it.
+func (c *Conn) writeOut(a *answer) {
+	a.buf.WriteByte('\n')
 	// An answer finished after Serve returned is dropped by design, without
 	// a word: Serve has said what it gave up on.
-	if err := c.write(c.out.Bytes(), nil); err != nil && !errors.Is(err, ErrClosed) {
+	if err := c.write(a.buf.Bytes(), nil); err != nil && !errors.Is(err, ErrClosed) {
 		c.logf("jsonrpc: dropped an answer: %v", err)
 	}
 }

@@ -260,15 +260,13 @@ func referenceDecode(m map[string]json.RawMessage) string {
 // line of valid JSON carrying id byte for byte.
 func checkAnswer(t *testing.T, id json.RawMessage, result any, e *Error) {
 	t.Helper()
-	c := &Conn{}
-	c.enc = json.NewEncoder(&c.out)
-	c.enc.SetEscapeHTML(false)
+	c, a := &Conn{}, newAnswer()
 	if e != nil {
-		c.appendError(id, e)
+		c.appendError(a, id, e)
 	} else {
-		c.appendAnswer(id, result, nil)
+		c.appendAnswer(a, id, result, nil)
 	}
-	line := c.out.Bytes()
+	line := a.buf.Bytes()
 	if bytes.IndexByte(line, '\n') >= 0 || !json.Valid(line) || !utf8.Valid(line) {
 		t.Fatalf("answer is not one line of valid JSON: %q", line)
 	}

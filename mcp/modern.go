@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"agentmail/internal/text"
 	"agentmail/jsonrpc"
 )
 
@@ -122,7 +124,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 	case "tools/call":
 		return s.callTool(ctx, p, true)
 	case "subscriptions/listen":
-		return s.listen(req, p)
+		return s.listen(ctx, req, p)
 	case "resources/list":
 		if err := checkNoCursor(p); err != nil {
 			return nil, err
@@ -152,21 +154,54 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *para
 	return nil, methodNotFound(req.Method)
 }
 
-// listen answers subscriptions/listen. The tool list never changes and no
-// other capability is offered, so no notification type can be honoured:
-// the server acknowledges the stream with an empty set and ends it at once
-// with its result, rather than holding a request open that will never
-// carry anything. The acknowledgement is written before the result, as the
-// protocol requires.
-func (s *Server) listen(req *jsonrpc.Request, p *params) (any, error) {
+// listen answers subscriptions/listen. Of the notification types a client
+// may ask for, the server honours resource subscriptions to the inbox (the
+// tool and resource lists never change, and there are no prompts): the
+// acknowledgement lists what it honours, each later notification carries
+// the subscription id, and the request stays open. A client that cancels
+// it gets nothing more for it, not even an answer; when the server stops
+// reading (its input ended, or it is shutting down) it ends the stream
+// with its result.
+func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
 	raw, _ := p.member("notifications") // a modern request's params are an object
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
 	}
+	var asked struct {
+		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	}
+	if err := json.Unmarshal(raw, &asked); err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of URIs")
+	}
+	honoured := map[string]any{}
+	inbox := slices.ContainsFunc(asked.ResourceSubscriptions, subscribable)
+	if inbox {
+		honoured["resourceSubscriptions"] = []string{InboxURI}
+	}
 	// The subscription id is the request's id, with its JSON type.
-	ack := concat(`{"notifications":{},"_meta":{"`, MetaSubscriptionID, `":`, string(req.ID), `}}`)
+	meta := map[string]json.RawMessage{MetaSubscriptionID: req.ID}
+	ack := map[string]any{"notifications": honoured, "_meta": meta}
 	if err := s.conn.Notify("notifications/subscriptions/acknowledged", ack); err != nil {
 		return nil, fmt.Errorf("acknowledging subscriptions/listen: %w", err)
+	}
+	// The stream stays open without holding up the requests after it.
+	jsonrpc.Detach(ctx)
+	if inbox {
+		stop, err := s.watchInbox(ctx, func() error {
+			if ctx.Err() != nil {
+				return ctx.Err() // cancelled: nothing more for this stream
+			}
+			return s.conn.Notify(updatedMethod, map[string]any{"uri": InboxURI, "_meta": meta})
+		})
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
+		}
+		defer stop()
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.conn.Stopping():
 	}
 	return concat(`{"resultType":"`, resultComplete, `","_meta":{"`, MetaSubscriptionID, `":`, string(req.ID),
 		`,"`, MetaServerInfo, `":`, s.info, `}}`), nil

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"agentmail/internal/text"
 	"agentmail/jsonrpc"
@@ -42,13 +43,15 @@ const Instructions = "agentmail lets the coding agents of one tmux session mail 
 // carrying the 2026-07-28 _meta are served statelessly, each on its own.
 //
 // Requests are handled one at a time in arrival order (jsonrpc.Conn runs one
-// worker), so the session state below needs no lock.
+// worker), except those that detach to wait (a receive waiting for mail, a
+// subscription stream), which run beside them; the negotiated revision,
+// the one piece of session state they share, is atomic.
 type Server struct {
 	svc  *tools.Service
 	logf func(format string, args ...any)
 
 	conn     *jsonrpc.Conn
-	protocol string // the negotiated legacy revision; empty until initialize
+	protocol atomic.Value // the negotiated legacy revision, a string; unset until initialize
 
 	// The parts of results that never change, encoded once. They are
 	// fields rather than package variables because they carry the version.
@@ -78,13 +81,19 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		Preempt: s.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
-		Batch: func() bool { return s.protocol == "2025-03-26" },
+		Batch: func() bool { return s.negotiated() == "2025-03-26" },
 		Logf:  s.logf,
 		// Without its agent's pane there is nobody to answer.
 		Abandon: func(cause error) bool { return errors.Is(cause, tools.ErrTmuxGone) },
 	})
 	defer s.stopSubscriptions()
 	return s.conn.Serve(ctx)
+}
+
+// negotiated is the legacy revision initialize chose, or "" before it.
+func (s *Server) negotiated() string {
+	v, _ := s.protocol.Load().(string)
+	return v
 }
 
 // method is one entry of the legacy dispatch table.
@@ -162,7 +171,7 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc.Request) (any, error
 	if !ok {
 		return nil, methodNotFound(req.Method)
 	}
-	if !m.early && s.protocol == "" {
+	if !m.early && s.negotiated() == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: server not initialized: send initialize first")
 	}
 	return m.handle(s, ctx, req, p)
@@ -193,7 +202,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if req.Batch {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch")
 	}
-	if s.protocol != "" {
+	if s.negotiated() != "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: already initialized")
 	}
 	raw, err := p.member("protocolVersion")
@@ -222,7 +231,7 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params
 	if slices.Contains(LegacyVersions, requested) {
 		version = requested
 	}
-	s.protocol = version
+	s.protocol.Store(version)
 	return concat(`{"protocolVersion":"`, version, `","capabilities":`, capabilities,
 		`,"serverInfo":`, s.info, `,"instructions":`, instructionsJSON, `}`), nil
 }

@@ -128,6 +128,10 @@ var toolSet = [...]tool{
 			if err != nil {
 				return "", nil, err
 			}
+			if wait > 0 {
+				// A wait must not hold up the requests after it.
+				jsonrpc.Detach(ctx)
+			}
 			// The answer goes out before the message is marked read:
 			// one the client never gets (a cancelled call, a closed
 			// connection) stays unread.

@@ -81,8 +81,8 @@
 // byte-identical line that is not blank at exactly the same offset of the
 // same inode could mislead it.) A cursor file that is not a regular file,
 // has another hard link, or cannot be opened, is ignored: the receive scans from the start, warns
-// once, and neither writes the file nor replaces it. Unread counts with the
-// same cursor under a shared lock, ignores an unusable one silently, and
+// once, and neither writes the file nor replaces it. HasUnread looks with
+// the same cursor under a shared lock, ignores an unusable one silently, and
 // never writes anything.
 //
 // # Damaged lines
@@ -120,8 +120,7 @@
 // A receive costs the same whatever the number of read messages before the
 // cursor: about 35 us at 100 and at 100,000 stored messages on the
 // development machine (BenchmarkReceive). Without a valid cursor it scans
-// the whole file once (BenchmarkReceiveWithoutCursor). Unread costs one
-// decode per unread message.
+// the whole file once (BenchmarkReceiveWithoutCursor).
 //
 // # Compatibility
 //

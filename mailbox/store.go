@@ -49,8 +49,8 @@ type Store struct {
 	Now func() time.Time
 
 	// hints are read cursors kept in memory, for a long-lived process
-	// (the mailman) that counts unread mail where no cursor file is
-	// valid: Unread and HasUnread write no file (see countUnread).
+	// (the mailman) that looks for unread mail where no cursor file is
+	// valid: HasUnread writes no file.
 	hintsMu sync.Mutex
 	hints   map[string]cursor
 }
@@ -457,32 +457,20 @@ func sameMessage(a, b *Message) bool {
 	return a.ID == b.ID && a.From == b.From && a.To == b.To && a.Message == b.Message && a.CreatedAt.Equal(b.CreatedAt)
 }
 
-// Unread counts the unread messages of name's mailbox (0 when it has none).
-// It holds a shared lock, starts at the read cursor like Receive does, and
-// writes nothing; malformed lines are not counted and not reported, and
-// neither is a cursor file that cannot be used.
-func (s *Store) Unread(name string) (int, error) {
-	return s.countUnread(name, -1)
-}
-
-// HasUnread reports whether name's mailbox holds an unread message, as
-// Unread does but stopping at the first one.
+// HasUnread reports whether name's mailbox holds an unread message. It
+// holds a shared lock, starts at the read cursor like Receive does, and
+// writes nothing; malformed lines are not reported, and neither is a cursor
+// file that cannot be used.
 func (s *Store) HasUnread(name string) (bool, error) {
-	n, err := s.countUnread(name, 1)
-	return n > 0, err
-}
-
-// countUnread counts unread messages up to most (all when most < 0).
-func (s *Store) countUnread(name string, most int) (int, error) {
 	if err := ValidName(name); err != nil {
-		return 0, err
+		return false, err
 	}
 	f, fi, err := s.openMailbox(context.Background(), name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return false, nil
 	}
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	defer f.Close()
 	cf := s.openCursor(name, false)
@@ -498,19 +486,19 @@ func (s *Store) countUnread(name string, most int) (int, error) {
 			start = h
 		}
 	}
-	n := 0
+	found := false
 	// The hint moves, as a cursor does, past the last line that is not
 	// blank before the first unread one.
 	hint := start
 	_, err = scanLines(f.File, start.Off, fi.Size(), func(line []byte, at int64) (bool, error) {
 		kind, _, _, _ := classifyLine(line[:len(line)-1])
-		switch {
-		case kind == lineUnread:
-			n++
-		case n == 0 && kind != lineBlank:
+		switch kind {
+		case lineUnread:
+			found = true
+		case lineRead, lineMalformed:
 			hint = hint.advance(line, at)
 		}
-		return n == most, nil
+		return found, nil
 	})
 	if err == nil && hint.Off > start.Off {
 		s.hintsMu.Lock()
@@ -520,7 +508,7 @@ func (s *Store) countUnread(name string, most int) (int, error) {
 		s.hints[name] = hint
 		s.hintsMu.Unlock()
 	}
-	return n, err
+	return found, err
 }
 
 // scanBufSize is the read buffer of scanLines. Typical lines are a few

@@ -135,8 +135,8 @@ func TestInvalidNamesWriteNothing(t *testing.T) {
 		if _, err := s.Receive(context.Background(), bad, nil); err == nil {
 			t.Errorf("Receive(%s) succeeded", shortQuote(bad))
 		}
-		if _, err := s.Unread(bad); err == nil {
-			t.Errorf("Unread(%s) succeeded", shortQuote(bad))
+		if _, err := s.HasUnread(bad); err == nil {
+			t.Errorf("HasUnread(%s) succeeded", shortQuote(bad))
 		}
 		if err := s.SetStatus(context.Background(), bad, "ready", ""); err == nil {
 			t.Errorf("SetStatus(%s) succeeded", shortQuote(bad))

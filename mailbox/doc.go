@@ -75,15 +75,16 @@
 // buffer, flips the first unread line and moves the cursor to the end of
 // that line, or, when there is none, of the last line that is not blank
 // (a blank line is no fingerprint: "\n" turns up at the same offset of a
-// rewritten file as easily as not). The cursor is written with a plain small write after the flip;
-// it is only a hint, and a cursor that is torn, stale or lost costs one full
-// scan, never a wrong answer. (Only a rewrite by another program that puts a
-// byte-identical line that is not blank at exactly the same offset of the
-// same inode could mislead it.) A cursor file that is not a regular file,
-// has another hard link, or cannot be opened, is ignored: the receive scans from the start, warns
-// once, and neither writes the file nor replaces it. Unread counts with the
-// same cursor under a shared lock, ignores an unusable one silently, and
-// never writes anything.
+// rewritten file as easily as not). The cursor is written with a plain
+// small write after the flip; it is only a hint, and a cursor that is torn,
+// stale or lost costs one full scan, never a wrong answer. (Only a rewrite
+// by another program that puts a byte-identical line that is not blank at
+// exactly the same offset of the same inode could mislead it.) A cursor
+// file that is not a regular file, has another hard link, or cannot be
+// opened, is ignored: the receive scans from the start, warns once, and
+// neither writes the file nor replaces it. HasUnread looks with the same
+// cursor under a shared lock, ignores an unusable one silently, and never
+// writes anything.
 //
 // # Damaged lines
 //
@@ -93,23 +94,20 @@
 // receive does until the line is ended). Append checks the last byte of the
 // file under the lock and writes a newline first when it is missing, so a
 // new message is never glued to a torn fragment; the fragment then becomes a
-// complete malformed line. A complete
-// line that is not a JSON object, or has no top-level read_flag key, or whose
-// read_flag is not a boolean, or that is unread but does not decode into a
-// Message, is malformed: a receive skips it with one
-// warning through Store.Warnf, it never blocks later messages, and it is
-// never rewritten away (cleanup keeps it too). Blank lines are skipped
-// silently. A line already marked read is decoded no further than its
-// read_flag.
+// complete malformed line. A complete line that is not a JSON object, or has
+// no top-level read_flag key, or whose read_flag is not a boolean, or that
+// is unread but does not decode into a Message, is malformed: a receive
+// skips it with one warning through Store.Warnf, it never blocks later
+// messages, and it is never rewritten away (cleanup keeps it too). Blank
+// lines are skipped silently. A line already marked read is decoded no
+// further than its read_flag.
 //
 // # Crash safety and durability
 //
 // Append writes each line with one write call on a file opened with O_APPEND,
 // then calls fdatasync, so a send that returned is stored even across a power
-// loss. On the development machine (ext4 on a virtual disk) fdatasync adds
-// about 0.18 ms to an append, for about 0.2 ms in all; see BenchmarkSyncCost
-// and BenchmarkAppend. A failed or short write is truncated away under the
-// lock, so a send stores one complete line or nothing. The read flip and the
+// loss; BenchmarkSyncCost and BenchmarkAppend measure what that costs. A
+// failed or short write is truncated away under the lock, so a send stores one complete line or nothing. The read flip and the
 // cursor are not synced: a process crash cannot lose them (the page cache
 // survives it), and after a power loss a message received just before may be
 // delivered once more, which is the safe direction. Rewrites
@@ -118,10 +116,8 @@
 // mix, and never loses a stored message.
 //
 // A receive costs the same whatever the number of read messages before the
-// cursor: about 35 us at 100 and at 100,000 stored messages on the
-// development machine (BenchmarkReceive). Without a valid cursor it scans
-// the whole file once (BenchmarkReceiveWithoutCursor). Unread costs one
-// decode per unread message.
+// cursor (BenchmarkReceive). Without a valid cursor it scans the whole file
+// once, decoding the read_flag of every line (BenchmarkReceiveWithoutCursor).
 //
 // # Compatibility
 //

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,21 +76,6 @@ func NewServer(svc *tools.Service, version string, logf func(format string, args
 	s := &Server{svc: svc, logf: logf}
 	s.encodeResults(version)
 	return s
-}
-
-// Serve answers MCP requests read from r on w until r ends or ctx is done.
-func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	s.conn = jsonrpc.NewConn(r, w, s.handle, jsonrpc.Options{
-		Preempt: s.preempt,
-		// Batches exist only in 2025-03-26; every other revision and the
-		// modern era send one message a line.
-		Batch: func() bool { return s.negotiated() == "2025-03-26" },
-		Logf:  s.logf,
-		// Without its agent's pane there is nobody to answer.
-		Abandon: func(cause error) bool { return errors.Is(cause, tools.ErrTmuxGone) },
-	})
-	defer s.stopSubscriptions()
-	return s.conn.Serve(ctx)
 }
 
 // negotiated is the legacy revision initialize chose, or "" before it.
@@ -184,22 +168,6 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc.Request) (any, error
 // methodNotFound is the answer to a method this server does not offer.
 func methodNotFound(name string) error {
 	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", name)
-}
-
-// preempt handles notifications/cancelled as soon as it is read, so that it
-// reaches a request that is still queued or running. The cancelled request
-// is never answered, in either era; a cancellation naming no request in
-// progress is ignored.
-func (s *Server) preempt(req *jsonrpc.Request) bool {
-	if req.Method != "notifications/cancelled" {
-		return false
-	}
-	// AppendMembers finds nothing in params that are absent or an array.
-	var buf [4]jsonrpc.Member
-	if id, ok := jsonrpc.LastMember(jsonrpc.AppendMembers(buf[:0], req.Params), "requestId"); ok {
-		s.conn.Cancel(id)
-	}
-	return true
 }
 
 func (s *Server) initialize(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {

@@ -29,7 +29,8 @@ var update = flag.Bool("update", false, "rewrite the server sections of testdata
 // TestGolden replays the conversations in testdata/golden: each file holds
 // the lines a client sends (section "client") and the lines the server must
 // answer (section "server"), for one server process with a fresh mailbox
-// and a tmux session of two windows, alice (the agent) and bob.
+// and a tmux session of two windows, alice (the agent) and bob. The
+// mailbox's clock is stopped at goldenTime.
 //
 // Server lines are compared as JSON values, so the order of members does
 // not matter but types do ("1" is not 1, and big integers are compared
@@ -160,6 +161,10 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 		fmt.Fprintf(&logBuf, format+"\n", args...)
 	}
 	store.Warnf = logf
+	// The views show the time of each message: a fixed clock lets their
+	// texts be compared exactly. Messages keep their order all the same,
+	// since ids grow in the order they are made.
+	store.Now = func() time.Time { return goldenTime }
 	term := newFakeTerm("alice", "alice", "bob")
 	srv := mcp.NewServer(&tools.Service{Store: store, Term: term}, "test", logf)
 
@@ -257,6 +262,9 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 	}
 	return out, logBuf.String()
 }
+
+// goldenTime is the time of every message in the conversations.
+var goldenTime = time.Date(2026, 7, 28, 9, 30, 0, 0, time.UTC)
 
 // syncPrefix starts the ids of the pings sent by !sync.
 const syncPrefix = "golden-sync-"

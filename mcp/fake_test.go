@@ -126,3 +126,10 @@ func (f *fakeTerm) setWindows(names []string) {
 	defer f.mu.Unlock()
 	f.windows = names
 }
+
+// current returns the window the agent sits in.
+func (f *fakeTerm) current() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.self
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,8 @@ var update = flag.Bool("update", false, "rewrite the server sections of testdata
 // TestGolden replays the conversations in testdata/golden: each file holds
 // the lines a client sends (section "client") and the lines the server must
 // answer (section "server"), for one server process with a fresh mailbox
-// and a tmux session of two windows, alice (the agent) and bob.
+// and a tmux session of two windows, alice (the agent) and bob. The
+// mailbox's clock is stopped at goldenTime.
 //
 // Server lines are compared as JSON values, so the order of members does
 // not matter but types do ("1" is not 1, and big integers are compared
@@ -53,16 +55,41 @@ var update = flag.Bool("update", false, "rewrite the server sections of testdata
 //	!state NAME S   !sync, then check that the state file records status S for NAME
 //	!crlf LINE      send LINE ended by "\r\n"
 //	!frame ID N     send a ping with id ID padded to exactly N bytes
+//	!mail A B TEXT  !sync, then store a message TEXT from A to B, as another
+//	                agent's own process would, without this server
+//	!await ID       wait until the server has answered the request with id ID
+//	                (JSON, such as 3 or "w"): for a call that waits detached
+//	!notified JSON  wait until the server writes a line matching JSON
+//	                (placeholders allowed) after the one the previous
+//	                !notified matched
 //
-// Every other line, blank ones included, is sent as it is, ended by "\n".
+// Every other line, blank ones included, is sent as it is, ended by "\n",
+// except that <uuid-N> stands for the UUID the server section calls so
+// (the server must have written it already): a client can answer a
+// message by the id it was given.
 // !sync sends a ping with an id of its own and waits for its answer: the
 // server answers in order, so every request before it has been answered.
-// Those pings and their answers are not part of the conversation.
+// Those pings and their answers are not part of the conversation. A call
+// that detaches to wait (receive with timeout_seconds, subscriptions/listen)
+// is answered out of that order, whenever its wait ends: !await it.
+//
+// notifications/resources/updated are not part of the server section. The
+// server gathers the file events of one change of the mailbox for a short
+// while before it notifies, so how many notifications one change makes, and
+// where they fall among the answers, depends on how fast the disk is. The
+// conversation waits for them with !notified instead, which, while it
+// waits, also opens the agent's mailbox for writing now and then, changing
+// nothing: a subscriptions/listen stream starts to watch only after its
+// acknowledgement, so a change made at once may come too early for it.
 //
 // Whatever the conversation, the server must write only JSON objects and
 // arrays, one a line; never a request (the server asks the client
 // nothing); and no notification but the acknowledgement of
-// subscriptions/listen.
+// subscriptions/listen and notifications/resources/updated. Those go only
+// to a subscriber: in the legacy era from resources/subscribe to the answer
+// to resources/unsubscribe; in the modern era to a listen stream whose
+// acknowledgement honoured the inbox, until its result, and not after the
+// answer to a request sent after its cancellation.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
 	if err != nil {
@@ -103,9 +130,9 @@ func runGolden(t *testing.T, file string) {
 		t.Fatalf("%s: no server section (run with -update to create it)", file)
 	}
 
-	got, logs := converse(t, file, splitLines(client.Data))
-	got = normalizeUUIDs(got)
-	checkWellBehaved(t, got)
+	tr, logs := converse(t, file, splitLines(client.Data))
+	checkWellBehaved(t, tr)
+	got := normalizeUUIDs(tr.compared())
 
 	if *update {
 		// Lines that still match keep their placeholders.
@@ -147,9 +174,9 @@ func splitLines(data []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-// converse runs one server, feeds it the client lines and returns the lines
-// it wrote and what it logged.
-func converse(t *testing.T, file string, lines []string) (out []string, logs string) {
+// converse runs one server, feeds it the client lines and returns what was
+// said, both ways, and what the server logged.
+func converse(t *testing.T, file string, lines []string) (tr transcript, logs string) {
 	root := t.TempDir()
 	store := mailbox.New(root)
 	var logMu sync.Mutex
@@ -160,6 +187,10 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 		fmt.Fprintf(&logBuf, format+"\n", args...)
 	}
 	store.Warnf = logf
+	// The views show the time of each message: a fixed clock lets their
+	// texts be compared exactly. Messages keep their order all the same,
+	// since ids grow in the order they are made.
+	store.Now = func() time.Time { return goldenTime }
 	term := newFakeTerm("alice", "alice", "bob")
 	srv := mcp.NewServer(&tools.Service{Store: store, Term: term}, "test", logf)
 
@@ -173,6 +204,9 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 	defer pr.Close()
 
 	send := func(s string) {
+		// Noted before it is written, so that everything the line causes
+		// comes after it in the transcript.
+		rec.note(strings.TrimRight(s, "\r\n"))
 		if _, err := io.WriteString(pw, s); err != nil {
 			t.Fatalf("%s: writing to the server: %v", file, err)
 		}
@@ -183,16 +217,22 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 		syncs++
 		id := `"` + syncPrefix + strconv.Itoa(syncs) + `"`
 		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n")
-		if err := rec.waitFor(`{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, patience); err != nil {
-			t.Fatalf("%s: %v", where, err)
+		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
+		if _, err := rec.waitFor(0, func(l string) bool { return l == want }, patience, nil); err != nil {
+			t.Fatalf("%s: no answer to a !sync ping: %v: is a tool call held?", where, err)
 		}
 	}
+	notifiedFrom := 0 // the server line after the one the last !notified matched
 	for n, line := range lines {
 		where := fmt.Sprintf("%s: client line %d", file, n+1)
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
 		if !strings.HasPrefix(line, "!") {
+			line, err := rec.expandUUIDs(line)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
 			send(line + "\n")
 			continue
 		}
@@ -233,6 +273,35 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 				t.Fatalf("%s: %v", where, err)
 			}
 			send(paddedPing(args[0], size) + "\n")
+		case cmd == "mail" && len(args) >= 3:
+			sync(where)
+			text := strings.SplitN(strings.TrimSpace(line[len("!mail"):]), " ", 3)[2]
+			if _, err := store.Append(context.Background(), args[0], args[1], text); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+		case cmd == "await" && len(args) == 1:
+			id, err := decodeJSON(args[0])
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if _, err := rec.waitFor(0, func(l string) bool { return answers(l, id) }, patience, nil); err != nil {
+				t.Fatalf("%s: no answer to request %s: %v", where, args[0], err)
+			}
+		case cmd == "notified" && len(args) > 0:
+			want, err := decodeJSON(strings.TrimSpace(line[len("!notified"):]))
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			match := func(l string) bool {
+				g, err := decodeJSON(l)
+				return err == nil && matchJSON(want, g)
+			}
+			touch := func() { touchMailbox(store, term.current()) }
+			i, err := rec.waitFor(notifiedFrom, match, patience, touch)
+			if err != nil {
+				t.Fatalf("%s: no such notification: %v", where, err)
+			}
+			notifiedFrom = i + 1
 		default:
 			t.Fatalf("%s: unknown directive %q", where, line)
 		}
@@ -250,16 +319,36 @@ func converse(t *testing.T, file string, lines []string) (out []string, logs str
 	}
 	logMu.Lock()
 	defer logMu.Unlock()
-	for _, l := range rec.lines() {
-		if !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":"`+syncPrefix) {
-			out = append(out, l)
-		}
-	}
-	return out, logBuf.String()
+	return rec.transcript(), logBuf.String()
 }
+
+// goldenTime is the time of every message in the conversations.
+var goldenTime = time.Date(2026, 7, 28, 9, 30, 0, 0, time.UTC)
 
 // syncPrefix starts the ids of the pings sent by !sync.
 const syncPrefix = "golden-sync-"
+
+// answers reports whether line is the answer to the request with id.
+func answers(line string, id any) bool {
+	v, err := decodeJSON(line)
+	obj, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return false
+	}
+	_, isMsg := obj["method"]
+	got, hasID := obj["id"]
+	return !isMsg && hasID && reflect.DeepEqual(got, id)
+}
+
+// touchMailbox opens name's mailbox for writing and closes it, changing
+// nothing, so that whoever watches it looks again. A missing mailbox is
+// left missing.
+func touchMailbox(store *mailbox.Store, name string) {
+	f, err := os.OpenFile(store.MailboxPath(name), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		f.Close()
+	}
+}
 
 // paddedPing returns a ping request with the given id that is exactly size
 // bytes long.
@@ -287,10 +376,44 @@ func checkState(t *testing.T, where string, store *mailbox.Store, name, status s
 	t.Fatalf("%s: no state entry for %s (entries: %+v)", where, name, states)
 }
 
-// recorder collects what the server writes, line by line.
+// said is one line of a conversation: sent by the client, or written by the
+// server.
+type said struct {
+	client bool
+	line   string
+}
+
+// transcript is a whole conversation, both ways, in the order it happened:
+// a client line comes before everything the server wrote because of it.
+type transcript []said
+
+// compared returns the server lines that the server section holds: all of
+// them but the answers to !sync's pings and notifications/resources/updated.
+func (tr transcript) compared() []string {
+	var out []string
+	for _, s := range tr {
+		if !s.client && !isSyncAnswer(s.line) && !isUpdated(s.line) {
+			out = append(out, s.line)
+		}
+	}
+	return out
+}
+
+func isSyncAnswer(line string) bool {
+	return strings.HasPrefix(line, `{"jsonrpc":"2.0","id":"`+syncPrefix)
+}
+
+func isUpdated(line string) bool {
+	return strings.Contains(line, `"method":"notifications/resources/updated"`)
+}
+
+// recorder collects what the server writes, line by line, and notes the
+// client's lines among them.
 type recorder struct {
 	mu      sync.Mutex
-	buf     bytes.Buffer
+	said    transcript
+	partial []byte        // a server line not yet ended
+	server  []string      // the server's lines so far
 	changed chan struct{} // closed and replaced on every write
 }
 
@@ -299,35 +422,100 @@ func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
 func (r *recorder) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.buf.Write(p)
+	r.partial = append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(r.partial[:i])
+		r.partial = r.partial[i+1:]
+		r.server = append(r.server, line)
+		r.said = append(r.said, said{line: line})
+	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 	return len(p), nil
 }
 
-func (r *recorder) lines() []string {
+// note records a line the client sends.
+func (r *recorder) note(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return splitLines(r.buf.Bytes())
+	r.said = append(r.said, said{client: true, line: line})
 }
 
-// waitFor waits until the server has written the line want.
-func (r *recorder) waitFor(want string, d time.Duration) error {
+func (r *recorder) transcript() transcript {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr := r.said
+	if len(r.partial) > 0 {
+		tr = append(tr, said{line: string(r.partial)})
+	}
+	return tr
+}
+
+// waitFor waits until the server has written, at or after its line from, a
+// line that match accepts, and returns that line's index. While it waits
+// it calls poke, when not nil, every tenth of a second.
+func (r *recorder) waitFor(from int, match func(string) bool, d time.Duration, poke func()) (int, error) {
 	deadline := time.After(d)
 	for {
 		r.mu.Lock()
-		found, changed := bytes.Contains(r.buf.Bytes(), []byte(want+"\n")), r.changed
+		lines, changed := r.server, r.changed
 		r.mu.Unlock()
-		if found {
-			return nil
+		for i := from; i < len(lines); i++ {
+			if match(lines[i]) {
+				return i, nil
+			}
+		}
+		from = max(from, len(lines))
+		var tick <-chan time.Time
+		if poke != nil {
+			tick = time.After(100 * time.Millisecond)
 		}
 		select {
 		case <-changed:
+		case <-tick:
+			poke()
 		case <-deadline:
-			return fmt.Errorf("no answer to a !sync ping within %v: is a tool call held?", d)
+			return 0, fmt.Errorf("not within %v", d)
 		}
 	}
 }
+
+// expandUUIDs replaces each <uuid-N> in a client line by the UUID the
+// server section calls so, which the server must have written already.
+func (r *recorder) expandUUIDs(line string) (string, error) {
+	if !placeholderRE.MatchString(line) {
+		return line, nil
+	}
+	r.mu.Lock()
+	tr := r.said
+	r.mu.Unlock()
+	var uuids []string
+	seen := map[string]bool{}
+	for _, l := range tr.compared() {
+		for _, u := range uuidRE.FindAllString(l, -1) {
+			if !seen[u] {
+				seen[u] = true
+				uuids = append(uuids, u)
+			}
+		}
+	}
+	var err error
+	line = placeholderRE.ReplaceAllStringFunc(line, func(p string) string {
+		n, _ := strconv.Atoi(placeholderRE.FindStringSubmatch(p)[1])
+		if n > len(uuids) {
+			err = fmt.Errorf("%s: the server has written only %d UUIDs so far (!sync or !await first)", p, len(uuids))
+			return p
+		}
+		return uuids[n-1]
+	})
+	return line, err
+}
+
+var placeholderRE = regexp.MustCompile(`<uuid-([1-9][0-9]*)>`)
 
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
@@ -350,12 +538,28 @@ func normalizeUUIDs(lines []string) []string {
 }
 
 // checkWellBehaved checks what must hold of any conversation.
-func checkWellBehaved(t *testing.T, lines []string) {
+func checkWellBehaved(t *testing.T, tr transcript) {
 	t.Helper()
-	for i, l := range lines {
+	for _, p := range wellBehaved(tr) {
+		t.Error(p)
+	}
+}
+
+// wellBehaved returns what the server did that no conversation allows.
+func wellBehaved(tr transcript) (problems []string) {
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	var sub subscribers
+	n := 0 // server lines
+	for _, s := range tr {
+		if s.client {
+			sub.client(s.line)
+			continue
+		}
+		n++
+		l := s.line
 		v, err := decodeJSON(l)
 		if err != nil {
-			t.Errorf("server line %d is not JSON: %v\n%s", i+1, err, l)
+			bad("server line %d is not JSON: %v\n%s", n, err, l)
 			continue
 		}
 		msgs, isArray := v.([]any)
@@ -365,20 +569,151 @@ func checkWellBehaved(t *testing.T, lines []string) {
 		for _, m := range msgs {
 			obj, ok := m.(map[string]any)
 			if !ok {
-				t.Errorf("server line %d holds a message that is not an object:\n%s", i+1, l)
+				bad("server line %d holds a message that is not an object:\n%s", n, l)
 				continue
 			}
 			method, isMsg := obj["method"]
-			_, hasID := obj["id"]
+			id, hasID := obj["id"]
 			switch {
 			case isMsg && hasID:
-				t.Errorf("server line %d is a request to the client:\n%s", i+1, l)
-			case isMsg && method != "notifications/subscriptions/acknowledged":
-				t.Errorf("server line %d is an unexpected notification:\n%s", i+1, l)
+				bad("server line %d is a request to the client:\n%s", n, l)
+			case method == "notifications/subscriptions/acknowledged":
+				sub.acknowledged(obj)
+			case method == "notifications/resources/updated":
+				if why := sub.updated(obj); why != "" {
+					bad("server line %d is a notification %s:\n%s", n, why, l)
+				}
+			case isMsg:
+				bad("server line %d is an unexpected notification:\n%s", n, l)
+			default:
+				sub.answered(idKey(id), obj)
+			}
+		}
+	}
+	return problems
+}
+
+// subscribers follows a conversation's subscriptions, to tell which
+// notifications/resources/updated the server may send.
+type subscribers struct {
+	sent        int               // client requests so far
+	requests    map[string]sentAs // the last request sent with each id
+	legacy      bool              // subscribed with resources/subscribe
+	listens     map[string]*listen
+	cancelledAt map[string]int // listen id → requests sent before its cancellation
+}
+
+type sentAs struct {
+	method string
+	seq    int // its place among the client's requests
+}
+
+type listen struct {
+	inbox bool // the acknowledgement honoured the inbox
+	over  bool // answered, or cancelled and then overtaken
+}
+
+// client notes a line the client sent.
+func (s *subscribers) client(line string) {
+	if s.requests == nil {
+		s.requests = map[string]sentAs{}
+		s.listens = map[string]*listen{}
+		s.cancelledAt = map[string]int{}
+	}
+	v, err := decodeJSON(line)
+	if err != nil {
+		return
+	}
+	msgs, isArray := v.([]any)
+	if !isArray {
+		msgs = []any{v}
+	}
+	for _, m := range msgs {
+		obj, _ := m.(map[string]any)
+		method, _ := obj["method"].(string)
+		params, _ := obj["params"].(map[string]any)
+		id, hasID := obj["id"]
+		if !hasID {
+			if method == "notifications/cancelled" && params != nil {
+				if rid, ok := params["requestId"]; ok {
+					s.cancelledAt[idKey(rid)] = s.sent
+				}
+			}
+			continue
+		}
+		s.sent++
+		s.requests[idKey(id)] = sentAs{method: method, seq: s.sent}
+		if method == "resources/subscribe" {
+			s.legacy = true
+		}
+	}
+}
+
+// acknowledged notes the acknowledgement of a listen stream.
+func (s *subscribers) acknowledged(obj map[string]any) {
+	params, _ := obj["params"].(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	id, ok := meta["io.modelcontextprotocol/subscriptionId"]
+	if !ok {
+		return
+	}
+	honoured, _ := params["notifications"].(map[string]any)
+	uris, _ := honoured["resourceSubscriptions"].([]any)
+	s.listens[idKey(id)] = &listen{inbox: slices.Contains(uris, any(mcp.InboxURI))}
+}
+
+// answered notes the answer to the request with id key.
+func (s *subscribers) answered(key string, obj map[string]any) {
+	req, ok := s.requests[key]
+	if !ok {
+		return
+	}
+	_, failed := obj["error"]
+	switch {
+	case req.method == "resources/unsubscribe" && !failed:
+		s.legacy = false
+	case req.method == "subscriptions/listen":
+		if l := s.listens[key]; l != nil {
+			l.over = true
+		}
+	}
+	// A request sent after a listen's cancellation has been answered:
+	// the cancellation has been read, and the stream must be silent.
+	for lid, at := range s.cancelledAt {
+		if req.seq > at {
+			if l := s.listens[lid]; l != nil {
+				l.over = true
 			}
 		}
 	}
 }
+
+// updated says why a notifications/resources/updated may not be sent now,
+// or returns "".
+func (s *subscribers) updated(obj map[string]any) string {
+	params, _ := obj["params"].(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	id, modern := meta["io.modelcontextprotocol/subscriptionId"]
+	if !modern {
+		if !s.legacy {
+			return "without a legacy subscription"
+		}
+		return ""
+	}
+	l := s.listens[idKey(id)]
+	switch {
+	case l == nil:
+		return "for a stream not acknowledged"
+	case !l.inbox:
+		return "for a stream that did not ask for the inbox"
+	case l.over:
+		return "for a stream that is over"
+	}
+	return ""
+}
+
+// idKey tells ids apart by type and value, as the server does.
+func idKey(id any) string { return fmt.Sprintf("%T:%v", id, id) }
 
 func decodeJSON(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -529,5 +864,48 @@ func TestCancelledCallNotLogged(t *testing.T) {
 	}
 	if strings.Contains(logs, "receive") {
 		t.Errorf("the cancelled receive was logged; log:\n%s", logs)
+	}
+}
+
+// TestGoldenWellBehaved checks the harness's rules for notifications, so
+// that a conversation cannot pass with one sent to nobody.
+func TestGoldenWellBehaved(t *testing.T) {
+	const (
+		meta     = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		sub      = `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"agentmail://inbox"}}`
+		unsub    = `{"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"agentmail://inbox"}}`
+		updated  = `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"agentmail://inbox"}}`
+		listen   = `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["agentmail://inbox"]},` + meta + `}}`
+		ack      = `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"},"notifications":{"resourceSubscriptions":["agentmail://inbox"]}}}`
+		ackNone  = `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"},"notifications":{}}}`
+		streamed = `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"agentmail://inbox","_meta":{"io.modelcontextprotocol/subscriptionId":"l"}}}`
+		cancel   = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l"}}`
+		ping     = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+		pong     = `{"jsonrpc":"2.0","id":3,"result":{}}`
+		ended    = `{"jsonrpc":"2.0","id":"l","result":{"resultType":"complete"}}`
+	)
+	c := func(l string) said { return said{client: true, line: l} }
+	s := func(l string) said { return said{line: l} }
+	for _, tc := range []struct {
+		name string
+		tr   transcript
+		ok   bool
+	}{
+		{"unsubscribed", transcript{s(updated)}, false},
+		{"subscribed", transcript{c(sub), s(updated), s(`{"jsonrpc":"2.0","id":1,"result":{}}`), s(updated)}, true},
+		{"after unsubscribe", transcript{c(sub), s(`{"jsonrpc":"2.0","id":1,"result":{}}`), c(unsub), s(updated), s(`{"jsonrpc":"2.0","id":2,"result":{}}`), s(updated)}, false},
+		{"unsubscribe failed", transcript{c(sub), c(unsub), s(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"x"}}`), s(updated)}, true},
+		{"listening", transcript{c(listen), s(ack), s(streamed)}, true},
+		{"before the acknowledgement", transcript{c(listen), s(streamed), s(ack)}, false},
+		{"inbox not honoured", transcript{c(listen), s(ackNone), s(streamed)}, false},
+		{"stream ended", transcript{c(listen), s(ack), s(ended), s(streamed)}, false},
+		{"cancelled, not yet read", transcript{c(listen), s(ack), c(cancel), s(streamed), c(ping), s(pong)}, true},
+		{"cancelled and overtaken", transcript{c(listen), s(ack), c(cancel), c(ping), s(pong), s(streamed)}, false},
+		{"legacy is not modern", transcript{c(sub), s(streamed)}, false},
+	} {
+		problems := wellBehaved(tc.tr)
+		if ok := len(problems) == 0; ok != tc.ok {
+			t.Errorf("%s: well behaved = %v, want %v; problems: %q", tc.name, ok, tc.ok, problems)
+		}
 	}
 }

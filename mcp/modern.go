@@ -178,24 +178,33 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, p *params) (a
 	if inbox {
 		honoured["resourceSubscriptions"] = []string{InboxURI}
 	}
+	// The watch starts before the acknowledgement, so that mail stored
+	// right after it is announced; the notifications start after it.
+	var w *inboxWatch
+	if inbox {
+		var err error
+		if w, err = s.watchInbox(ctx); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
+		}
+	}
 	// The subscription id is the request's id, with its JSON type.
 	meta := map[string]json.RawMessage{MetaSubscriptionID: req.ID}
 	ack := map[string]any{"notifications": honoured, "_meta": meta}
 	if err := s.conn.Notify("notifications/subscriptions/acknowledged", ack); err != nil {
+		if w != nil {
+			w.unwatch()
+		}
 		return nil, fmt.Errorf("acknowledging subscriptions/listen: %w", err)
 	}
 	// The stream stays open without holding up the requests after it.
 	jsonrpc.Detach(ctx)
-	if inbox {
-		stop, err := s.watchInbox(ctx, func() error {
+	if w != nil {
+		stop := w.notify(func() error {
 			if ctx.Err() != nil {
 				return ctx.Err() // cancelled: nothing more for this stream
 			}
 			return s.conn.Notify(updatedMethod, map[string]any{"uri": InboxURI, "_meta": meta})
 		})
-		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
-		}
 		defer stop()
 	}
 	select {

@@ -173,12 +173,13 @@ func (s *Server) resourcesSubscribe(ctx context.Context, req *jsonrpc.Request, p
 	if s.subs[uri] != nil {
 		return emptyResult, nil
 	}
-	stop, err := s.watchInbox(ctx, func() error {
-		return s.conn.Notify(updatedMethod, map[string]string{"uri": uri})
-	})
+	w, err := s.watchInbox(ctx)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 	}
+	stop := w.notify(func() error {
+		return s.conn.Notify(updatedMethod, map[string]string{"uri": uri})
+	})
 	if s.subs == nil {
 		s.subs = map[string]func(){}
 	}
@@ -215,17 +216,30 @@ func (s *Server) stopSubscriptions() {
 }
 
 // settle is how long the inbox watch lets the file events of one change
-// gather before it notifies.
-const settle = 20 * time.Millisecond
+// gather before it notifies: an append is a write, then a sync to disk and
+// a close, which a slow disk spreads over tens of milliseconds.
+const settle = 100 * time.Millisecond
 
-// watchInbox calls notify whenever the caller's mailbox changes, from its
-// own goroutine, until stop is called; stop waits for a notify in
-// progress, so that nothing is sent after it returns.
-func (s *Server) watchInbox(ctx context.Context, notify func() error) (stop func(), err error) {
+// inboxWatch watches the caller's mailbox from the moment it is made, so
+// that a change between a subscription's acknowledgement and the first
+// notification is not missed; notify starts the notifications.
+type inboxWatch struct {
+	changes <-chan struct{}
+	unwatch func()
+}
+
+func (s *Server) watchInbox(ctx context.Context) (*inboxWatch, error) {
 	changes, unwatch, err := s.svc.WatchInbox(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, err
 	}
+	return &inboxWatch{changes, unwatch}, nil
+}
+
+// notify calls send whenever the mailbox changes, from its own goroutine,
+// until stop is called; stop waits for a send in progress, so that nothing
+// is sent after it returns.
+func (w *inboxWatch) notify(send func() error) (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -234,7 +248,7 @@ func (s *Server) watchInbox(ctx context.Context, notify func() error) (stop func
 			select {
 			case <-quit:
 				return
-			case <-changes:
+			case <-w.changes:
 			}
 			// One message stored is several file events: they make one
 			// notification.
@@ -244,10 +258,10 @@ func (s *Server) watchInbox(ctx context.Context, notify func() error) (stop func
 			case <-time.After(settle):
 			}
 			select {
-			case <-changes:
+			case <-w.changes:
 			default:
 			}
-			if err := notify(); err != nil {
+			if err := send(); err != nil {
 				return
 			}
 		}
@@ -255,6 +269,6 @@ func (s *Server) watchInbox(ctx context.Context, notify func() error) (stop func
 	return func() {
 		close(quit)
 		<-done
-		unwatch()
-	}, nil
+		w.unwatch()
+	}
 }

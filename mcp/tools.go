@@ -36,9 +36,11 @@ var errNotLastInBatch = errors.New("receive must be the last request of its batc
 
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
-	r := map[string]string{"from": m.From, "id": m.ID, "message": m.Message, "thread_id": m.Thread()}
+	r := map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
+	// A reply says what it answers and in which thread; any other message
+	// starts a thread of its own, whose id is the message's.
 	if m.ReplyTo != "" {
-		r["reply_to"] = m.ReplyTo
+		r["reply_to"], r["thread_id"] = m.ReplyTo, m.Thread()
 	}
 	return r
 }
@@ -119,7 +121,7 @@ var toolSet = [...]tool{
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"from":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},` +
 			`"reply_to":{"type":"string","description":"The id of the message this one answers"},` +
-			`"thread_id":{"type":"string","description":"The id of the first message of this one's thread"},` +
+			`"thread_id":{"type":"string","description":"For a reply, the id of its thread's first message; any other message starts a thread whose id is its own"},` +
 			`"status":{"type":"string","const":"No unread messages"},"timed_out":{"type":"boolean"}},"additionalProperties":false}`),
 		Annotations: annotations{Title: "Receive a message"},
 		params:      []param{{name: "timeout_seconds", optional: true, number: true}},

@@ -40,6 +40,7 @@ interop: build
 	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh
 	cd interop/ts && npm ci --no-audit --no-fund
 	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/oversize.mjs
+	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/wait-reply.mjs
 
 fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=30s ./jsonrpc/

@@ -69,7 +69,7 @@ func TestGoSDK(t *testing.T) {
 			bob := connect(ctx, t, bin, root, tm, tm.bob, v)
 			call(ctx, t, bob.cs, "receive", nil, false,
 				"From: alice\nID: "+id+"\n\n"+body,
-				`{"from":"alice","id":`+quote(id)+`,"message":`+quote(body)+`,"thread_id":`+quote(id)+`}`)
+				`{"from":"alice","id":`+quote(id)+`,"message":`+quote(body)+`}`)
 			call(ctx, t, bob.cs, "receive", nil, false,
 				"No unread messages", `{"status":"No unread messages"}`)
 			bob.close(t)

@@ -202,7 +202,7 @@ func waitForMail(ctx context.Context, t *testing.T, bin string, tm *tmuxServer, 
 		t.Errorf("waiting receive: text %q, want %q", got, want)
 	}
 	checkStructured(t, "waiting receive", r.res,
-		`{"from":"alice","id":`+quote(id)+`,"message":`+quote(body)+`,"thread_id":`+quote(id)+`}`)
+		`{"from":"alice","id":`+quote(id)+`,"message":`+quote(body)+`}`)
 	return id, body
 }
 

@@ -133,7 +133,7 @@ for era in legacy modern; do
 
 	inspect "$era" "$bob" 0 --method tools/call --tool-name receive
 	expect ".content[0].text == \"From: alice\\nID: $id\\n\\n$body\"" "receive text"
-	expect ".structuredContent == {\"from\":\"alice\",\"id\":\"$id\",\"message\":\"$body\",\"thread_id\":\"$id\"}" "receive structured"
+	expect ".structuredContent == {\"from\":\"alice\",\"id\":\"$id\",\"message\":\"$body\"}" "receive structured"
 
 	inspect "$era" "$bob" 0 --method tools/call --tool-name receive
 	expect '.content[0].text == "No unread messages" and .structuredContent == {"status":"No unread messages"}' "empty receive"

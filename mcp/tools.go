@@ -34,6 +34,9 @@ func (r replier) reply(text string, structured any) error {
 // message may be marked read only once its answer is out.
 var errNotLastInBatch = errors.New("receive must be the last request of its batch, or sent on its own: its answer has to reach you before the message is marked read; the message stays unread")
 
+// errStopping ends a waiting receive when the server stops reading.
+var errStopping = errors.New("the server is stopping")
+
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
 	r := map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
@@ -131,8 +134,20 @@ var toolSet = [...]tool{
 				return "", nil, err
 			}
 			if wait > 0 {
-				// A wait must not hold up the requests after it.
+				// A wait must not hold up the requests after it, and ends
+				// when the server stops reading (its client is gone or it
+				// is shutting down), taking nothing.
 				jsonrpc.Detach(ctx)
+				wctx, stop := context.WithCancelCause(ctx)
+				defer stop(nil)
+				go func() {
+					select {
+					case <-r.s.conn.Stopping():
+						stop(errStopping)
+					case <-wctx.Done():
+					}
+				}()
+				ctx = wctx
 			}
 			// The answer goes out before the message is marked read:
 			// one the client never gets (a cancelled call, a closed
@@ -145,6 +160,9 @@ var toolSet = [...]tool{
 			}
 			if errors.Is(err, jsonrpc.ErrNotLastInBatch) {
 				return "", nil, errNotLastInBatch
+			}
+			if err != nil && errors.Is(context.Cause(ctx), errStopping) {
+				m, err = nil, nil // the wait ended early, with nothing taken
 			}
 			if err != nil {
 				return "", nil, err

@@ -44,6 +44,7 @@ var commands = []struct {
 }{
 	{"send", sendCmd},
 	{"receive", receiveCmd},
+	{"watch", watchCmd},
 	{"inbox", inboxCmd},
 	{"thread", threadCmd},
 	{"recipients", recipientsCmd},

@@ -40,7 +40,7 @@ Flags:
 func runReceive(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("receive")
 	hook := fs.Bool("hook", false, "")
-	var wait waitFlag
+	wait := durationFlag{max: tools.MaxWait}
 	fs.Var(&wait, "wait", "")
 	if err := noArgs(fs, args); err != nil {
 		return err
@@ -60,10 +60,10 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 			svc.Store.Warnf = nil
 		}
 		svc.LockWait = hookWait
-		ctx, cancel := context.WithTimeout(ctx, hookWait+time.Duration(wait))
+		ctx, cancel := context.WithTimeout(ctx, hookWait+wait.d)
 		defer cancel()
 		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait, visible: isTerminal(e.stderr)}
-		if m, err := out.receive(ctx, svc, time.Duration(wait)); err != nil || m == nil {
+		if m, err := out.receive(ctx, svc, wait.d); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
@@ -72,7 +72,7 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
 	}
 	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
-	m, err := out.receive(ctx, svc, time.Duration(wait))
+	m, err := out.receive(ctx, svc, wait.d)
 	if err != nil {
 		return err
 	}
@@ -201,24 +201,27 @@ func visibleControls(s string) string {
 // it.
 const hookWait = time.Second
 
-// waitFlag is the value of receive --wait: a Go duration ("30s", "2m") or
-// plain seconds ("30", "1.5"), from 0 to tools.MaxWait.
-type waitFlag time.Duration
+// durationFlag is a flag's duration: a Go duration ("30s", "2m") or plain
+// seconds ("30", "1.5"), from 0 to max (no limit when max is zero).
+type durationFlag struct{ d, max time.Duration }
 
-func (w *waitFlag) String() string { return time.Duration(*w).String() }
+func (f *durationFlag) String() string { return f.d.String() }
 
-func (w *waitFlag) Set(s string) error {
+func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		secs, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || math.Abs(secs) > 1e9 {
 			return errors.New("want a duration such as 30s or 2m, or a number of seconds")
 		}
 		d = time.Duration(secs * float64(time.Second))
 	}
-	if d < 0 || d > tools.MaxWait {
-		return fmt.Errorf("want a duration from 0 to %v", tools.MaxWait)
+	if d < 0 || f.max > 0 && d > f.max {
+		if f.max > 0 {
+			return fmt.Errorf("want a duration from 0 to %v", f.max)
+		}
+		return errors.New("want a duration of 0 or more")
 	}
-	*w = waitFlag(d)
+	f.d = d
 	return nil
 }

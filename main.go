@@ -50,6 +50,7 @@ var commands = []struct {
 	{"recipients", recipientsCmd},
 	{"status", statusCmd},
 	{"mailman", mailmanCmd},
+	{"doctor", doctorCmd},
 	{"cleanup", cleanupCmd},
 	{"onboard", onboardCmd},
 	{"mcp", mcpCmd},

@@ -334,14 +334,12 @@ func (d *doctor) namesCheck() check {
 		}
 	}
 	self := d.sess.Self.Name
-	var others []string
-	seen := map[string]bool{}
+	var others, seen []string
 	for _, w := range d.sess.Windows {
-		key := strings.ToLower(w.Name)
-		if seen[key] || ignored[w.Name] {
+		if ignored[w.Name] || slices.ContainsFunc(seen, func(n string) bool { return mailbox.SameMailbox(n, w.Name) }) {
 			continue
 		}
-		seen[key] = true
+		seen = append(seen, w.Name)
 		n, otherCase := 0, false
 		for _, x := range d.sess.Windows {
 			if mailbox.SameMailbox(x.Name, w.Name) {
@@ -423,6 +421,7 @@ func (d *doctor) stateCheck(ctx context.Context) check {
 // An mcpServer is the agentmail entry of an assistant's configuration.
 type mcpServer struct {
 	where   string // the file, as shown to the user, and the entry's scope
+	name    string // the entry's name in the file
 	command string
 	args    []string
 	url     string
@@ -519,10 +518,11 @@ func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
 	var out []mcpServer
 	for name, s := range servers {
 		if isAgentmail(name, s.Command) {
-			out = append(out, mcpServer{where: where, command: s.Command, args: s.Args, url: s.URL + s.HTTPURL, env: s.Env})
+			out = append(out, mcpServer{where: where, name: name, command: s.Command, args: s.Args, url: s.URL + s.HTTPURL, env: s.Env})
 		}
 	}
-	slices.SortFunc(out, func(a, b mcpServer) int { return strings.Compare(a.where, b.where) })
+	// Map order is random; the report's is not.
+	slices.SortFunc(out, func(a, b mcpServer) int { return strings.Compare(a.name, b.name) })
 	return out, nil
 }
 
@@ -708,8 +708,9 @@ func (d *doctor) codexChecks() []check {
 			servers = append(servers, s)
 		}
 	}
-	const fix = `add env_vars = ["TMUX", "TMUX_PANE"] to [mcp_servers.agentmail]`
+	const addEnvVars = `add env_vars = ["TMUX", "TMUX_PANE"] to [mcp_servers.agentmail]`
 	judge := func(s mcpServer) check {
+		fix := strings.Replace(addEnvVars, ".agentmail]", "."+s.name+"]", 1)
 		if s.url != "" {
 			return ok("", "agentmail at "+s.url)
 		}
@@ -734,7 +735,7 @@ func (d *doctor) codexChecks() []check {
 		}
 		return ok("", "agentmail configured; env_vars passes TMUX and TMUX_PANE")
 	}
-	return assistantChecks("codex", servers, errs, looked, judge, "codex mcp add agentmail -- agentmail mcp, then "+fix+" (README, MCP set-up)")
+	return assistantChecks("codex", servers, errs, looked, judge, "codex mcp add agentmail -- agentmail mcp, then "+addEnvVars+" (README, MCP set-up)")
 }
 
 // parseCodexServers reads just enough TOML to find the agentmail entries of
@@ -760,7 +761,7 @@ func parseCodexServers(data string) []mcpServer {
 			}
 			s := servers[parts[1]]
 			if s == nil {
-				s = &mcpServer{env: map[string]string{}}
+				s = &mcpServer{name: parts[1], env: map[string]string{}}
 				servers[parts[1]] = s
 				order = append(order, parts[1])
 			}

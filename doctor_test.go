@@ -16,16 +16,16 @@ func TestParseCodexServers(t *testing.T) {
 	}{
 		{"none", "model = \"x\"\n[mcp_servers.other]\ncommand = \"other\"\n", nil},
 		{"by name", "[mcp_servers.agentmail]\ncommand = \"agentmail\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]\n",
-			[]mcpServer{{command: "agentmail", args: []string{"mcp"}, envVars: []string{"TMUX", "TMUX_PANE"}, env: map[string]string{}}}},
+			[]mcpServer{{name: "agentmail", command: "agentmail", args: []string{"mcp"}, envVars: []string{"TMUX", "TMUX_PANE"}, env: map[string]string{}}}},
 		{"by command, quoted, multi-line", "[mcp_servers.\"mail\"] # mine\ncommand = '/usr/bin/agentmail'\nargs = [\n  \"mcp\", # the server\n  \"--agent\",\n  \"a#b\",\n]\n[other]\ncommand = \"x\"\n",
-			[]mcpServer{{command: "/usr/bin/agentmail", args: []string{"mcp", "--agent", "a#b"}, env: map[string]string{}}}},
+			[]mcpServer{{name: "mail", command: "/usr/bin/agentmail", args: []string{"mcp", "--agent", "a#b"}, env: map[string]string{}}}},
 		{"inline env", "[mcp_servers.agentmail]\ncommand = \"agentmail\"\nenv = { \"TMUX\" = \"a,b\", TMUX_PANE = \"%1\" }\n",
-			[]mcpServer{{command: "agentmail", env: map[string]string{"TMUX": "a,b", "TMUX_PANE": "%1"}}}},
+			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX": "a,b", "TMUX_PANE": "%1"}}}},
 		{"env table", "[mcp_servers.agentmail.env]\nTMUX_PANE = \"%2\"\n[mcp_servers.agentmail]\ncommand = \"agentmail\"\n",
-			[]mcpServer{{command: "agentmail", env: map[string]string{"TMUX_PANE": "%2"}}}},
+			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX_PANE": "%2"}}}},
 		{"array of tables is not a server", "[[mcp_servers.agentmail]]\ncommand = \"agentmail\"\n", nil},
 		{"url", "[mcp_servers.agentmail]\nurl = \"http://127.0.0.1:8765/mcp\"\n",
-			[]mcpServer{{url: "http://127.0.0.1:8765/mcp", env: map[string]string{}}}},
+			[]mcpServer{{name: "agentmail", url: "http://127.0.0.1:8765/mcp", env: map[string]string{}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := parseCodexServers(tc.toml); !reflect.DeepEqual(got, tc.want) {

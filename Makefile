@@ -6,7 +6,7 @@ BENCH_BIN ?= /tmp/agentmail-bench/agentmail
 # COMPARE=/path/to/another/agentmail makes bench measure it beside this one.
 COMPARE ?=
 
-.PHONY: build test check bench fuzz interop clean
+.PHONY: build test check bench fuzz interop registry clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o agentmail .
@@ -41,6 +41,14 @@ interop: build
 	cd interop/ts && npm ci --no-audit --no-fund
 	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/oversize.mjs
 	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/wait-reply.mjs
+
+# Rewrites server.json, smithery.yaml, mcp-get.json and glama.json from
+# the MCP server's own listing (make test fails when they drift), then
+# validates server.json against the registry's schema. At a release,
+# MCPB=path/to/agentmail.mcpb records the bundle's SHA-256 (docs/install.md).
+registry:
+	go test -count=1 -run '^TestRegistryFiles$$' . -args -update-registry $(if $(MCPB),-mcpb $(abspath $(MCPB)))
+	go test -count=1 -run '^TestServerJSONSchema$$' .
 
 fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=30s ./jsonrpc/

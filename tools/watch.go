@@ -13,27 +13,38 @@ var ErrTmuxGone = errors.New("tmux context lost")
 
 // WatchInterval is the period of Watch's safety tick while tmux reports
 // changes on a control connection, and WatchRecheck its period when no
-// changes can be reported, and how soon a failed check is repeated. Two
-// failed checks in a row end the watch. A loss that tmux reports is seen at
-// once and confirmed WatchRecheck later; any other within WatchInterval
-// plus WatchRecheck plus the time of two checks, inside a second. Every
-// check wakes the server and the tmux server; an idle agent's server with a
-// control connection is checked twice a second.
+// changes can be reported, and how soon a check that failed without an
+// answer is repeated. A loss that tmux reports is seen at once; any other
+// within WatchInterval plus the time of a check. Every check wakes the
+// server and the tmux server; an idle agent's server with a control
+// connection is checked twice a second.
 const (
 	WatchInterval = 500 * time.Millisecond
 	WatchRecheck  = 200 * time.Millisecond
 )
 
-// Watch blocks until ctx is done (returning nil) or until alive has failed
-// twice in a row (returning an error wrapping ErrTmuxGone and the cause).
+// Watch blocks until ctx is done (returning nil) or until alive reports the
+// pane gone (returning an error wrapping ErrTmuxGone and the cause).
+//
+// The pane is gone when alive returns an error that wraps
+// tmux.ErrNotInTmux, an answer of tmux itself: the pane, its session or
+// the server is not there, or another server answers on the socket. Any
+// other error (tmux did not answer in time, could not be run) counts as
+// gone only when the next check fails too, so that one slow or interrupted
+// tmux command does not end an agent's server.
 //
 // It checks at once, then whenever changes receives or is closed, at every
 // tick of a clock of period interval (recheck once changes is nil or
 // closed), and recheck after a check that failed. The clock is never
 // stopped or reset by changes or checks, so neither a stream of changes
 // nor a check that passed can put the next tick off: a loss that no change
-// reports is still seen within a period. The second check keeps one slow
-// or interrupted tmux command from ending an agent's server.
+// reports is still seen within a period.
+//
+// One answer is enough because a loss also ends the control connection:
+// the checks after it run as tmux processes, and on a loaded machine a
+// tmux process can take most of a second to start and answer. Waiting for
+// a second answer made the exit take two of them plus the recheck delay,
+// past the one second the server has.
 func Watch(ctx context.Context, alive func(context.Context) error, interval, recheck time.Duration, changes <-chan struct{}) error {
 	if changes == nil {
 		interval = recheck
@@ -52,7 +63,7 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval, rec
 		if err == nil {
 			failures = 0
 			again.Stop()
-		} else if failures++; failures >= 2 {
+		} else if failures++; failures >= 2 || NotInTmux(err) {
 			return fmt.Errorf("%w: %v", ErrTmuxGone, err)
 		} else {
 			again.Reset(recheck)

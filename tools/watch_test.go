@@ -3,10 +3,13 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"agentmail/tmux"
 	"agentmail/tools"
 )
 
@@ -35,6 +38,23 @@ func TestWatchEndsAfterTwoFailures(t *testing.T) {
 
 // TestWatchChecksAtOnceAndStopsWithContext: the first check comes at the
 // start, and a cancelled watch returns nil without waiting for the next.
+// TestWatchEndsAtAnAnswer: tmux saying that the pane is gone ends the watch
+// at once, without a second check.
+func TestWatchEndsAtAnAnswer(t *testing.T) {
+	var calls atomic.Int32
+	alive := func(context.Context) error {
+		calls.Add(1)
+		return fmt.Errorf("%w: tmux pane %%3 not found", tmux.ErrNotInTmux)
+	}
+	err := tools.Watch(context.Background(), alive, time.Hour, time.Hour, nil)
+	if !errors.Is(err, tools.ErrTmuxGone) || !strings.Contains(err.Error(), "pane %3 not found") {
+		t.Fatalf("Watch = %v, want ErrTmuxGone with the cause", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("alive called %d times, want 1", n)
+	}
+}
+
 func TestWatchChecksAtOnceAndStopsWithContext(t *testing.T) {
 	var calls atomic.Int32
 	alive := func(context.Context) error { calls.Add(1); return errors.New("down") }

@@ -33,7 +33,7 @@ const (
 // gone only when the next check fails too, so that one slow or interrupted
 // tmux command does not end an agent's server.
 //
-// It checks at once, then whenever changes receives or is closed, at every
+// It checks a recheck delay after its start, then whenever changes receives or is closed, at every
 // tick of a clock of period interval (recheck once changes is nil or
 // closed), and recheck after a check that failed. The clock is never
 // stopped or reset by changes or checks, so neither a stream of changes
@@ -51,11 +51,25 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval, rec
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	// The first check comes a recheck delay after the start, so that a
+	// starting server answers its client's first requests without a tmux
+	// command competing for the processor, and a server that is only
+	// probed and closed at once never asks tmux.
 	again := time.NewTimer(recheck)
-	again.Stop()
 	defer again.Stop()
 	failures := 0
 	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-again.C:
+		case _, open := <-changes:
+			if !open {
+				changes = nil
+				tick.Reset(recheck)
+			}
+		}
 		err := alive(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -67,17 +81,6 @@ func Watch(ctx context.Context, alive func(context.Context) error, interval, rec
 			return fmt.Errorf("%w: %v", ErrTmuxGone, err)
 		} else {
 			again.Reset(recheck)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case <-again.C:
-		case _, open := <-changes:
-			if !open {
-				changes = nil
-				tick.Reset(recheck)
-			}
 		}
 	}
 }

@@ -2,20 +2,16 @@ package main
 
 import (
 	"agentmail/internal/text"
-	"agentmail/mailbox"
 	"agentmail/mcp"
 	"agentmail/tmux"
 	"agentmail/tools"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sync"
 	"syscall"
-	"time"
 )
 
 var mcpCmd = &command{
@@ -43,74 +39,54 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		logf("%v", err)
 		return &exitError{code: 1}
 	}
-	// The project root is found beside the first answers (below), not
-	// before them: the client of a starting server waits for those, and
-	// they need no mailbox. A tool call that comes first waits for it.
-	svc := &tools.Service{
-		Term: client,
-		FindStore: func() (*mailbox.Store, error) {
-			st, err := e.findStore("agentmail mcp: warning: ")
-			if err != nil {
-				logf("warning: %v (tool calls that need the mailbox will fail; the root is found once, at start: restart the server once it is fixed)", err)
-			}
-			return st, err
-		},
+	// The signals that stop the server cleanly are handled from the start,
+	// so that one that comes while the first requests are answered stops
+	// it as cleanly as any later one.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	svc := &tools.Service{Term: client}
+	svc.Store, svc.StoreErr = e.findStore("agentmail mcp: warning: ")
+	if svc.StoreErr != nil {
+		logf("warning: %v (tool calls that need the mailbox will fail; the root is found once, at start: restart the server once it is fixed)", svc.StoreErr)
 	}
 	// The server lives as long as its agent and its live heap is tiny; a
 	// lower GC target keeps it at about 6 MB resident instead of 9 after
 	// thousands of calls, at a cost too small to see per call. Below 25
-	// the runtime's own floor holds it where it is (README, "Testing and
-	// measuring"). A GOGC of the user's own stands.
+	// the runtime's own floor holds it where it is. A GOGC of the user's
+	// own stands.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
-	// The server asks tmux at every tool call and watchdog tick for as long
-	// as its agent runs: one control-mode connection answers those queries
-	// in a tenth of the time a tmux process takes (README, "tmux").
+	// The server asks tmux at every tool call and watchdog check for as
+	// long as its agent runs: one control-mode connection answers those
+	// queries in a tenth of the time a tmux process takes, and reports the
+	// changes that may have taken the agent's pane away.
 	var changes <-chan struct{}
 	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
 		changes = client.Control.Changes()
 	}
-	// One goroutine waits for what ends the server early: SIGTERM or
-	// SIGINT, a clean stop (status 0, after answering what it has read),
-	// and the loss of the agent's tmux pane (status 1, at once: with
-	// ErrTmuxGone as the cause, calls in progress get no grace period). It
-	// finds the project root and starts the watchdog itself. It starts
-	// once the server has taken in all its first read brought and reads
-	// again, or after backgroundDelay, whichever comes first: the client
-	// of a starting server waits for the answers to its handshake, and
-	// this work (a thread for the signals among it) only competes with
-	// them.
-	// Until then a signal has its default effect and ends the server at
-	// once (README, "MCP server").
+	// What ends the server early: SIGTERM or SIGINT, a clean stop (status
+	// 0, after answering what it has read), and the loss of the agent's
+	// tmux pane (status 1, at once: with ErrTmuxGone as the cause, calls
+	// in progress get no grace period).
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	background := sync.OnceFunc(func() {
-		go func() {
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
-			svc.FoundStore()
-			lost := make(chan error, 1)
-			go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
-			select {
-			case <-sigs:
-				cancel(nil)
-			case err := <-lost:
-				cancel(err) // nil only once ctx is done
-			case <-ctx.Done():
-			}
-		}()
-	})
-	timer := time.AfterFunc(backgroundDelay, background)
-	defer timer.Stop()
-	in := &idleReader{r: e.stdin, idle: background}
-	err = mcp.NewServer(svc, version, logf).Serve(ctx, in, e.stdout)
-	// A server whose input ended before the goroutine above looked still
-	// says why its tools would have failed.
-	svc.FoundStore()
+	go func() {
+		select {
+		case <-sigs:
+			cancel(nil)
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		if err := tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes); err != nil {
+			cancel(err)
+		}
+	}()
+	err = mcp.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
 	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
 		logf("%v; exiting", cause)
 		return &exitError{code: 1}
@@ -120,25 +96,4 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// backgroundDelay is how long a starting MCP server waits at most before
-// it handles signals and watches its tmux pane.
-const backgroundDelay = 50 * time.Millisecond
-
-// idleReader calls idle when Read is called for the second time: the
-// server's reader has then split all the first read brought into requests
-// and handed them on (they may still be being answered), and waits for
-// more.
-type idleReader struct {
-	r     io.Reader
-	reads int
-	idle  func()
-}
-
-func (r *idleReader) Read(p []byte) (int, error) {
-	if r.reads++; r.reads == 2 {
-		r.idle()
-	}
-	return r.r.Read(p)
 }

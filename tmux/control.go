@@ -210,7 +210,10 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 	if err != nil {
 		return err
 	}
-	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
+	// attach-session starts a tmux server when none runs on the socket,
+	// with the user's configuration; -N keeps a control client opened just
+	// as the agent's server goes from starting another one in its place.
+	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-N", "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
 	proc.SysProcAttr = controlAttr()
 	stdin, err := proc.StdinPipe()
 	if err != nil {

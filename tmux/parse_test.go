@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -329,7 +330,7 @@ esac
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	c := &Client{Bin: bin, Pane: "%0", ServerPID: "4242"}
+	c := &Client{Bin: bin, Pane: "%0", ServerPID: strconv.Itoa(os.Getpid())}
 	if err := c.Alive(ctx); err != nil {
 		t.Errorf("Alive = %v, want nil", err)
 	}

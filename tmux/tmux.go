@@ -23,9 +23,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"agentmail/internal/text"
@@ -94,16 +96,37 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 
 // Alive reports whether the caller's pane, and with it its session and the
 // tmux server, still exists. It returns nil when the pane is alive and an
-// error that wraps ErrNotInTmux when it is gone. It asks the question of
-// SessionOf, which takes only a real answer for one (see there); any other
-// failure (the binary is missing, ctx is done) is returned as it is, so
-// Alive never reports a pane alive that it could not check.
+// error that wraps ErrNotInTmux when it is gone. A server whose process
+// (ServerPID) has ended is gone without a question to tmux: a tmux client
+// started as its server shuts down can take long to fail. Otherwise Alive
+// asks SessionOf, which takes only a real answer for one (see there); any
+// other failure (the binary is missing, ctx is done) is returned as it
+// is, so Alive never reports a pane alive that it could not check.
 func (c *Client) Alive(ctx context.Context) error {
 	if !isPaneID(c.Pane) {
 		return fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
 	}
+	if c.serverEnded() {
+		return &goneError{msg: fmt.Sprintf("tmux server %s is gone", c.ServerPID)}
+	}
 	_, err := c.SessionOf(ctx, c.Pane)
 	return err
+}
+
+// serverEnded reports whether the process of ServerPID is known to have
+// ended. Where the system cannot tell (no ServerPID, or a system without
+// signals), it reports false and leaves the question to tmux.
+func (c *Client) serverEnded() bool {
+	pid, err := strconv.Atoi(c.ServerPID)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }
 
 // Type types text into pane, which must be a pane id ("%N"), and then presses

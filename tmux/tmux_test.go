@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,6 +343,20 @@ func TestAliveLastSessionKilled(t *testing.T) {
 	s.tmux("kill-session", "-t", "proj")
 	if err := (&Client{Pane: alice}).Alive(context.Background()); !errors.Is(err, ErrNotInTmux) {
 		t.Errorf("Alive = %v, want ErrNotInTmux", err)
+	}
+}
+
+// TestAliveServerEnded: a server whose process has ended is gone, told by
+// the system without a tmux command (the binary here does not exist).
+func TestAliveServerEnded(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	c := &Client{Bin: filepath.Join(t.TempDir(), "tmux"), Pane: "%1", ServerPID: pid}
+	if err := c.Alive(context.Background()); !errors.Is(err, ErrNotInTmux) || !strings.Contains(err.Error(), "tmux server "+pid+" is gone") {
+		t.Errorf("Alive with an ended server = %v, want the server gone", err)
 	}
 }
 

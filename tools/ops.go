@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,13 +33,6 @@ type Service struct {
 	// which case StoreErr says why.
 	Store    *mailbox.Store
 	StoreErr error
-	// FindStore, when set, finds Store and StoreErr, once, when an
-	// operation first needs them or FoundStore is called, whichever comes
-	// first; until then both are unset. The MCP server finds its store
-	// beside its first answers rather than before them: a starting
-	// server's client waits for those.
-	FindStore func() (*mailbox.Store, error)
-	findOnce  sync.Once
 	// Term is the caller's tmux; nil when not inside tmux, in which case
 	// TermErr says why.
 	Term    Terminal
@@ -91,19 +83,8 @@ var ErrNotUTF8 = errors.New("message is not valid UTF-8 text")
 // NotInTmux reports whether err means the caller is not inside tmux.
 func NotInTmux(err error) bool { return errors.Is(err, tmux.ErrNotInTmux) }
 
-// FoundStore returns Store and StoreErr, running FindStore first if that
-// has not been done.
-func (s *Service) FoundStore() (*mailbox.Store, error) {
-	s.findOnce.Do(func() {
-		if s.FindStore != nil {
-			s.Store, s.StoreErr = s.FindStore()
-		}
-	})
-	return s.Store, s.StoreErr
-}
-
 func (s *Service) store() (*mailbox.Store, error) {
-	st, err := s.FoundStore()
+	st, err := s.Store, s.StoreErr
 	if st == nil && err == nil {
 		err = errors.New("no project root")
 	}
@@ -144,7 +125,7 @@ func (s *Service) agent(ctx context.Context) (*tmux.Session, error) {
 	if n < 2 {
 		return sess, nil
 	}
-	if st, _ := s.FoundStore(); st != nil {
+	if st := s.Store; st != nil {
 		ignored, err := st.Ignored()
 		if err != nil {
 			return nil, err

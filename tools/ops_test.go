@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,56 +306,5 @@ func TestLockWait(t *testing.T) {
 	states, err := st.States(context.Background())
 	if err != nil || len(states) != 1 || states[0].Status != mailbox.StatusWork {
 		t.Errorf("states = %+v, %v; want alice at work", states, err)
-	}
-}
-
-// TestFindStoreOnce gives a Service only a way to find its store: the
-// operations of many goroutines at once find it once, and all use it; a
-// store that cannot be found fails every operation with the reason, and is
-// not looked for again.
-func TestFindStoreOnce(t *testing.T) {
-	root := t.TempDir()
-	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob")}}
-	var finds atomic.Int32
-	svc := &tools.Service{Term: term, FindStore: func() (*mailbox.Store, error) {
-		finds.Add(1)
-		return mailbox.New(root), nil
-	}}
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if _, err := svc.Send(ctx, "bob", "hello", ""); err != nil {
-				t.Errorf("Send: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if n := finds.Load(); n != 1 {
-		t.Errorf("FindStore ran %d times; want 1", n)
-	}
-	if st, err := svc.FoundStore(); st == nil || st.Root != root || err != nil {
-		t.Errorf("FoundStore = %v, %v; want the store at %s", st, err, root)
-	}
-	if n, err := mailbox.New(root).Unread(context.Background(), "bob"); n != 8 || err != nil {
-		t.Errorf("bob has %d unread (%v); want 8", n, err)
-	}
-
-	noRoot := errors.New("no project root: run inside a git repository or set AGENTMAIL_ROOT")
-	finds.Store(0)
-	svc = &tools.Service{Term: term, FindStore: func() (*mailbox.Store, error) {
-		finds.Add(1)
-		return nil, noRoot
-	}}
-	for range 2 {
-		if _, err := svc.Send(ctx, "bob", "hello", ""); !errors.Is(err, noRoot) {
-			t.Errorf("Send without a store: %v; want %v", err, noRoot)
-		}
-		if err := svc.SetStatus(ctx, "ready"); !errors.Is(err, noRoot) {
-			t.Errorf("SetStatus without a store: %v; want %v", err, noRoot)
-		}
-	}
-	if n := finds.Load(); n != 1 {
-		t.Errorf("FindStore ran %d times; want 1", n)
 	}
 }

@@ -3,10 +3,13 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"agentmail/tmux"
 	"agentmail/tools"
 )
 
@@ -33,7 +36,26 @@ func TestWatchEndsAfterTwoFailures(t *testing.T) {
 	}
 }
 
-func TestWatchWaitsAndStopsWithContext(t *testing.T) {
+// TestWatchChecksAtOnceAndStopsWithContext: the first check comes at the
+// start, and a cancelled watch returns nil without waiting for the next.
+// TestWatchEndsAtAnAnswer: tmux saying that the pane is gone ends the watch
+// at once, without a second check.
+func TestWatchEndsAtAnAnswer(t *testing.T) {
+	var calls atomic.Int32
+	alive := func(context.Context) error {
+		calls.Add(1)
+		return fmt.Errorf("%w: tmux pane %%3 not found", tmux.ErrNotInTmux)
+	}
+	err := tools.Watch(context.Background(), alive, time.Hour, time.Millisecond, nil)
+	if !errors.Is(err, tools.ErrTmuxGone) || !strings.Contains(err.Error(), "pane %3 not found") {
+		t.Fatalf("Watch = %v, want ErrTmuxGone with the cause", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("alive called %d times, want 1", n)
+	}
+}
+
+func TestWatchChecksAtOnceAndStopsWithContext(t *testing.T) {
 	var calls atomic.Int32
 	alive := func(context.Context) error { calls.Add(1); return errors.New("down") }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -50,10 +72,11 @@ func TestWatchWaitsAndStopsWithContext(t *testing.T) {
 }
 
 // TestWatchRechecksSoon checks that a failed check is repeated after the
-// recheck delay, and that a check that passes puts the next one a whole
-// interval away while changes can still come.
+// recheck delay, and that after a check that passes the next one comes on
+// the clock's next tick, which that check did not put off.
 func TestWatchRechecksSoon(t *testing.T) {
 	const interval = time.Second
+	start := time.Now()
 	var at []time.Time
 	alive := func(context.Context) error {
 		at = append(at, time.Now())
@@ -62,7 +85,7 @@ func TestWatchRechecksSoon(t *testing.T) {
 		}
 		return errors.New("down")
 	}
-	if err := tools.Watch(context.Background(), alive, interval, time.Millisecond, make(chan struct{})); !errors.Is(err, tools.ErrTmuxGone) {
+	if err := tools.Watch(context.Background(), alive, interval, 10*time.Millisecond, make(chan struct{})); !errors.Is(err, tools.ErrTmuxGone) {
 		t.Fatalf("Watch = %v, want ErrTmuxGone", err)
 	}
 	if len(at) != 4 {
@@ -71,8 +94,8 @@ func TestWatchRechecksSoon(t *testing.T) {
 	if d := at[1].Sub(at[0]); d >= interval/2 {
 		t.Errorf("check after a failure came %v later, want the recheck delay", d)
 	}
-	if d := at[2].Sub(at[1]); d < interval {
-		t.Errorf("check after a pass came %v later, want at least %v", d, interval)
+	if d := at[2].Sub(start); d < interval || d > interval+interval/2 {
+		t.Errorf("check after a pass came %v after the start, want the first tick, %v", d, interval)
 	}
 	if d := at[3].Sub(at[2]); d >= interval/2 {
 		t.Errorf("second failure came %v after the first, want the recheck delay", d)

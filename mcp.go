@@ -32,8 +32,12 @@ tmux server on the same socket counts as gone).`,
 }
 
 func runMCP(ctx context.Context, e *env, args []string) error {
-	if err := noArgs(newFlags("mcp"), args); err != nil {
+	opts, err := parseMCPFlags(args)
+	if err != nil {
 		return err
+	}
+	if opts.transport == "http" {
+		return runMCPHTTP(ctx, e, opts)
 	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))

@@ -19,15 +19,51 @@ import (
 )
 
 var mcpCmd = &command{
-	summary: "Run the MCP server on standard input and output",
-	usage:   "agentmail mcp",
-	help: `Serve the Model Context Protocol (JSON-RPC 2.0, one message a line) on
-standard input and output, with four tools: send, receive, status and
-list-recipients. Logs go to standard error.
+	summary: "Run the MCP server on standard input and output, or over HTTP",
+	usage:   "agentmail mcp [--transport stdio|http] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS]",
+	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
+receive, status and list-recipients. Logs go to standard error.
 
-It must run inside tmux ($TMUX and $TMUX_PANE set). It exits 0 when its
-input ends, and 1 when its tmux pane, session or server goes away (a new
-tmux server on the same socket counts as gone).`,
+With --transport stdio (the default) it serves one agent on standard input
+and output, one message a line. It must run inside tmux ($TMUX and
+$TMUX_PANE set). It exits 0 when its input ends, and 1 when its tmux pane,
+session or server goes away (a new tmux server on the same socket counts as
+gone).
+
+With --transport http it serves Streamable HTTP for every agent of the
+tmux session it runs in, and prints the URL it serves on standard error.
+Each request names its agent with the header "Agentmail-Pane: %N" (the
+client's $TMUX_PANE) or "Agentmail-Agent: <window name>", and carries the
+token as "Authorization: Bearer <token>". It exits 0 on SIGTERM or SIGINT,
+after a second for the requests in progress, and 1 when its tmux pane goes
+away.
+
+Options (all but --transport need --transport http):
+  --transport stdio|http  the transport (default stdio)
+  --host HOST             the address to listen on (default 127.0.0.1; a
+                          non-loopback address without TLS gets a warning)
+  --port N                the port (default 3000; 0 picks a free one)
+  --path PATH             the endpoint's path (default /mcp)
+  --no-token              ask for no token; refused unless --host is loopback
+  --allow-origin ORIGINS  browser origins allowed to call the server, comma
+                          separated (others get 403)
+
+Environment:
+  TMUX             the tmux server (set by tmux)
+  TMUX_PANE        the pane of the agent (stdio), or of the server (http),
+                   whose session holds the agents it serves (set by tmux)
+  AGENTMAIL_ROOT   the project root, instead of the nearest directory with
+                   .git
+  AGENTMAIL_TOKEN  the HTTP bearer token; without it the server uses the one
+                   in .agentmail/http-token, made (mode 0600) on first start
+
+Examples:
+  agentmail mcp
+  agentmail mcp --transport http --port 3000
+      with, in the client's configuration (Claude Code's .mcp.json):
+      {"type": "http", "url": "http://127.0.0.1:3000/mcp",
+       "headers": {"Authorization": "Bearer ${AGENTMAIL_TOKEN}",
+                   "Agentmail-Pane": "${TMUX_PANE}"}}`,
 	run: runMCP,
 }
 

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -86,13 +87,20 @@ type HTTPOptions struct {
 	// AllowOrigins are the browser origins, besides the server's own,
 	// that may call it; they get CORS answers.
 	AllowOrigins []string
+	// MaxExchanges bounds the requests served at once, waiting receives
+	// included, and MaxStreams the subscription streams among them;
+	// beyond either a request gets 503. Zero means 1024 and 64.
+	MaxExchanges, MaxStreams int
 }
 
 // HTTPHandler serves MCP over Streamable HTTP.
 type HTTPHandler struct {
 	opt      HTTPOptions
 	stopping chan struct{}
-	stopOnce sync.Once
+	// exchanges and streams hold a token for each request being served
+	// and each subscription stream open.
+	exchanges, streams chan struct{}
+	stopOnce           sync.Once
 
 	mu sync.Mutex
 	// ended holds the sessions ended by DELETE, oldest first in endedFIFO;
@@ -124,10 +132,12 @@ func NewHTTPHandler(opt HTTPOptions) *HTTPHandler {
 		opt.SessionKey = []byte(rand.Text())
 	}
 	return &HTTPHandler{
-		opt:      opt,
-		stopping: make(chan struct{}),
-		ended:    map[string]bool{},
-		inflight: map[string]*jsonrpc.Conn{},
+		opt:       opt,
+		stopping:  make(chan struct{}),
+		exchanges: make(chan struct{}, cmp.Or(opt.MaxExchanges, 1024)),
+		streams:   make(chan struct{}, cmp.Or(opt.MaxStreams, 64)),
+		ended:     map[string]bool{},
+		inflight:  map[string]*jsonrpc.Conn{},
 	}
 }
 
@@ -376,7 +386,38 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !acquire(h.exchanges) {
+		busy(w)
+		return
+	}
+	defer release(h.exchanges)
+	if req != nil && req.Method == "subscriptions/listen" {
+		if !acquire(h.streams) {
+			busy(w)
+			return
+		}
+		defer release(h.streams)
+	}
 	h.exchange(w, r, frame, req, version, session)
+}
+
+// acquire takes a token from sem without waiting, and reports whether
+// there was one.
+func acquire(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func release(sem chan struct{}) { <-sem }
+
+// busy answers a request beyond the server's bounds.
+func busy(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many requests in progress; try again shortly")
 }
 
 // checkModernHeaders checks the headers a 2026-07-28 request carries

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"agentmail/mailbox"
 	"agentmail/mcp"
 	"agentmail/tools"
 )
@@ -115,5 +116,99 @@ func TestHTTPListenStream(t *testing.T) {
 	result := strings.Index(body, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"l\",\"result\":{\"resultType\":\"complete\"")
 	if ack != 0 || result < ack {
 		t.Errorf("stream %q: want the acknowledgement, then the result", body)
+	}
+}
+
+// postSession serves one POST through h with the given session id and
+// returns the recorder.
+func postSession(h http.Handler, session, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Agentmail-Pane", "%0")
+	if session != "" {
+		r.Header.Set(mcp.HeaderSession, session)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// Requests of the legacy era without a session are refused, however many
+// come, and leave nothing behind.
+func TestHTTPNoSessionFlood(t *testing.T) {
+	svc, store := mailForAlice(t)
+	h := aliceHandler(svc)
+	for i := range 1000 {
+		w := postSession(h, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{}}}`)
+		if w.Code != http.StatusBadRequest {
+			t.Fatalf("request %d: status %d, want 400: %s", i, w.Code, w.Body)
+		}
+	}
+	if n := unread(t, store); n != 1 {
+		t.Errorf("%d unread, want 1: a refused request read mail", n)
+	}
+}
+
+// A notifications/cancelled posted in the same session ends a waiting
+// receive, which is then not answered and reads nothing.
+func TestHTTPCancelAcrossPosts(t *testing.T) {
+	svc, store := mailForAlice(t)
+	if _, err := store.Receive(context.Background(), "alice", func(*mailbox.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h := aliceHandler(svc)
+	w := postSession(h, "", initLine)
+	session := w.Header().Get(mcp.HeaderSession)
+	if w.Code != 200 || session == "" {
+		t.Fatalf("initialize: status %d, session %q: %s", w.Code, session, w.Body)
+	}
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		done <- postSession(h, session, `{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":30}}}`)
+	}()
+	// The cancellation may come before the receive is in progress, in
+	// which case it is ignored: it is sent until the receive ends.
+	for {
+		c := postSession(h, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`)
+		if c.Code != http.StatusAccepted {
+			t.Fatalf("cancel: status %d: %s", c.Code, c.Body)
+		}
+		select {
+		case w := <-done:
+			if w.Code != http.StatusAccepted || w.Body.Len() != 0 {
+				t.Errorf("cancelled receive: status %d, body %q; want 202 and nothing", w.Code, w.Body)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Subscription streams are bounded: one beyond the bound gets 503.
+func TestHTTPStreamBound(t *testing.T) {
+	svc, _ := mailForAlice(t)
+	h := mcp.NewHTTPHandler(mcp.HTTPOptions{Host: "127.0.0.1", MaxStreams: 1,
+		Resolve: func(context.Context, mcp.Identity) (*tools.Service, error) { return svc, nil }})
+	listen := `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{},` + modernMeta + `}}`
+	acked := make(chan struct{}, 1)
+	first := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), flush: func(string) error {
+		select {
+		case acked <- struct{}{}:
+		default:
+		}
+		return nil
+	}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		post(h, first, listen)
+	}()
+	<-acked
+	w := postSession(h, "", listen)
+	h.Stop()
+	<-done
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Errorf("second stream: status %d, want 503 with Retry-After: %s", w.Code, w.Body)
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 var mcpCmd = &command{
 	summary: "Run the MCP server on standard input and output, or over HTTP",
-	usage:   "agentmail mcp [--transport stdio|http] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS]",
+	usage:   "agentmail mcp [--transport stdio|http] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
 	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
 receive, status and list-recipients. Logs go to standard error.
 
@@ -47,6 +47,8 @@ Options (all but --transport need --transport http):
   --no-token              ask for no token; refused unless --host is loopback
   --allow-origin ORIGINS  browser origins allowed to call the server, comma
                           separated (others get 403)
+  --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
+  --tls-key FILE          ... and this key (PEM)
 
 Environment:
   TMUX             the tmux server (set by tmux)

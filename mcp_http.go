@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -33,6 +34,8 @@ type mcpOptions struct {
 	path         string
 	noToken      bool
 	allowOrigins string
+	tlsCert      string
+	tlsKey       string
 }
 
 // parseMCPFlags parses the flags of "agentmail mcp". The HTTP flags are
@@ -46,6 +49,8 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	fs.StringVar(&o.path, "path", "/mcp", "")
 	fs.BoolVar(&o.noToken, "no-token", false, "")
 	fs.StringVar(&o.allowOrigins, "allow-origin", "", "")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "")
 	if err := noArgs(fs, args); err != nil {
 		return nil, err
 	}
@@ -66,6 +71,9 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	}
 	if o.port < 0 || o.port > 65535 {
 		return nil, usagef("invalid port %d: use 0 to 65535 (0 picks a free one)", o.port)
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return nil, usagef("--tls-cert and --tls-key go together")
 	}
 	if !strings.HasPrefix(o.path, "/") {
 		return nil, usagef("invalid path %q: it must start with /", o.path)
@@ -124,15 +132,26 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 	if err != nil {
 		return fail("%v", err)
 	}
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fail("%v", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer ln.Close()
-	if !isLoopback(o.host) {
-		logf("warning: serving on %s without TLS: the token and the mail cross the network in the clear", o.host)
+	scheme := "http"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+	} else if !isLoopback(o.host) {
+		logf("warning: serving on %s without TLS: the token and the mail cross the network in the clear (see --tls-cert)", o.host)
 	}
-	logf("serving Streamable HTTP at http://%s%s", ln.Addr(), o.path)
+	logf("serving Streamable HTTP at %s://%s%s", scheme, ln.Addr(), o.path)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

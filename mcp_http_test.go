@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"os"
@@ -16,7 +18,7 @@ import (
 // cmdHTTP sends one request to an HTTP server started with mcpstart and
 // prints the status, the headers that matter and the body:
 //
-//	http [-H 'Name: value']... [-pane %N] [-agent NAME] [-tokenfile FILE] [-size N] name METHOD [body]
+//	http [-H 'Name: value']... [-pane %N] [-agent NAME] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]
 //
 // It sends by default what a well-behaved client sends: the bearer token
 // from $AGENTMAIL_TOKEN, Accept for JSON and events, Content-Type JSON,
@@ -36,6 +38,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		hdr.Set("Mcp-Session-Id", s)
 	}
 	size := -1
+	cacert := ""
 	for len(args) >= 2 && strings.HasPrefix(args[0], "-") {
 		switch args[0] {
 		case "-H":
@@ -54,6 +57,8 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 			hdr.Set("Agentmail-Agent", args[1])
 		case "-tokenfile":
 			hdr.Set("Authorization", "Bearer "+strings.TrimSpace(ts.ReadFile(args[1])))
+		case "-cacert":
+			cacert = ts.ReadFile(args[1])
 		case "-size":
 			n, err := strconv.Atoi(args[1])
 			ts.Check(err)
@@ -64,7 +69,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		args = args[2:]
 	}
 	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: http [-H 'Name: value']... [-pane %%N] [-agent NAME] [-tokenfile FILE] [-size N] name METHOD [body]")
+		ts.Fatalf("usage: http [-H 'Name: value']... [-pane %%N] [-agent NAME] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]")
 	}
 	var body []byte
 	if len(args) == 3 {
@@ -85,6 +90,13 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		req.Header[k] = v
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
+	if cacert != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(cacert)) {
+			ts.Fatalf("http: -cacert: no certificate")
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		ts.Fatalf("http: %v", err)
@@ -109,7 +121,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-var urlLine = regexp.MustCompile(`at (http://\S+)`)
+var urlLine = regexp.MustCompile(`at (https?://\S+)`)
 
 // serverURL waits for the URL that the server name prints on stderr.
 func serverURL(ts *testscript.TestScript, name string) string {

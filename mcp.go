@@ -34,7 +34,8 @@ With --transport http it serves Streamable HTTP for every agent of the
 tmux session it runs in, and prints the URL it serves on standard error.
 Each request names its agent with the header "Agentmail-Pane: %N" (the
 client's $TMUX_PANE) or "Agentmail-Agent: <window name>", and carries the
-token as "Authorization: Bearer <token>". It exits 0 on SIGTERM or SIGINT,
+token as "Authorization: Bearer <token>". A client that also sends
+"Agentmail-Tmux: $TMUX" is refused when its tmux server is another one. It exits 0 on SIGTERM or SIGINT,
 after a second for the requests in progress, and 1 when its tmux pane goes
 away.
 

@@ -174,7 +174,7 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 		}
 	}()
 
-	agents := &agentResolver{client: client, session: session, store: store}
+	agents := &agentResolver{client: client, session: session, store: store, tmux: os.Getenv("TMUX")}
 	h := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		Version:      version,
 		Logf:         logf,
@@ -264,9 +264,13 @@ type agentResolver struct {
 	client  *tmux.Client
 	session string // the id of the server's session, "$N"
 	store   *mailbox.Store
+	tmux    string // the server's $TMUX
 }
 
 func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Service, error) {
+	if id.Tmux != "" && !sameTmux(id.Tmux, a.tmux) {
+		return nil, fmt.Errorf("%s %q names another tmux server than this server's", mcp.HeaderTmux, id.Tmux)
+	}
 	pane := id.Pane
 	if pane != "" {
 		if !isPaneID(pane) {
@@ -319,6 +323,19 @@ func (a *agentResolver) windowPane(ctx context.Context, name string) (string, er
 		}
 	}
 	return "", fmt.Errorf("%d windows of this server's tmux session are named %q: rename all but one of them (tmux rename-window) so that each agent has an address of its own", len(windows), name)
+}
+
+// sameTmux reports whether two values of $TMUX, "<socket>,<server
+// pid>,<session index>", name the same tmux server: the same socket and
+// the same server pid. The session index is the client's and may differ.
+func sameTmux(a, b string) bool {
+	server := func(v string) string {
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			return v[:i]
+		}
+		return v
+	}
+	return server(a) == server(b)
 }
 
 // isPaneID reports whether s is a tmux pane id, "%" and digits.

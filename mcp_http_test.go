@@ -18,13 +18,13 @@ import (
 // cmdHTTP sends one request to an HTTP server started with mcpstart and
 // prints the status, the headers that matter and the body:
 //
-//	http [-H 'Name: value']... [-pane %N] [-agent NAME] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]
+//	http [-H 'Name: value']... [-pane %N] [-agent NAME] [-tmux $TMUX] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]
 //
 // It sends by default what a well-behaved client sends: the bearer token
 // from $AGENTMAIL_TOKEN, Accept for JSON and events, Content-Type JSON,
 // and the session id from $SESSION. -H replaces a default header, or
 // removes it when given an empty value ('Host: x' sets the Host). -pane
-// and -agent name the calling agent. -tokenfile sends the token a file
+// and -agent name the calling agent, -tmux its tmux server. -tokenfile sends the token a file
 // holds. -size pads a ping request to N bytes
 // of body. A session id in the answer is stored in $SESSION.
 func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
@@ -55,6 +55,8 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 			hdr.Set("Agentmail-Pane", args[1])
 		case "-agent":
 			hdr.Set("Agentmail-Agent", args[1])
+		case "-tmux":
+			hdr.Set("Agentmail-Tmux", args[1])
 		case "-tokenfile":
 			hdr.Set("Authorization", "Bearer "+strings.TrimSpace(ts.ReadFile(args[1])))
 		case "-cacert":
@@ -69,7 +71,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		args = args[2:]
 	}
 	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: http [-H 'Name: value']... [-pane %%N] [-agent NAME] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]")
+		ts.Fatalf("usage: http [-H 'Name: value']... [-pane %%N] [-agent NAME] [-tmux $TMUX] [-tokenfile FILE] [-cacert FILE] [-size N] name METHOD [body]")
 	}
 	var body []byte
 	if len(args) == 3 {

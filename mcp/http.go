@@ -51,6 +51,10 @@ const (
 	HeaderPane = "Agentmail-Pane"
 	// HeaderAgent names the calling agent by its window name.
 	HeaderAgent = "Agentmail-Agent"
+	// HeaderTmux, optional, is the client's $TMUX: with it a pane id of
+	// another tmux server, which may be a pane of this one too, is told
+	// apart.
+	HeaderTmux = "Agentmail-Tmux"
 )
 
 // CodeHeaderMismatch is the 2026-07-28 error for an HTTP header that
@@ -58,10 +62,12 @@ const (
 const CodeHeaderMismatch = -32020
 
 // Identity is who a request says its agent is: a pane id or a window name,
-// as the client put them in its headers.
+// as the client put them in its headers, and the client's tmux server
+// when it says.
 type Identity struct {
 	Pane  string
 	Agent string
+	Tmux  string
 }
 
 // HTTPOptions configure an HTTPHandler.
@@ -169,7 +175,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// token is checked, and says only what a call may send.
 		w.Header().Set("Access-Control-Allow-Methods", "POST, DELETE")
 		w.Header().Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Accept",
-			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent}, ", "))
+			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent, HeaderTmux}, ", "))
 		w.Header().Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -530,7 +536,7 @@ func inflightKey(session string, req *jsonrpc.Request) string {
 
 // resolve finds the agent a request names.
 func (h *HTTPHandler) resolve(ctx context.Context, hdr http.Header) (*tools.Service, error) {
-	id := Identity{Pane: strings.TrimSpace(hdr.Get(HeaderPane)), Agent: hdr.Get(HeaderAgent)}
+	id := Identity{Pane: strings.TrimSpace(hdr.Get(HeaderPane)), Agent: hdr.Get(HeaderAgent), Tmux: hdr.Get(HeaderTmux)}
 	switch {
 	case id.Pane == "" && id.Agent == "":
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: no agent named: send the header %s: %%N (your $TMUX_PANE) or %s: <your window name>", HeaderPane, HeaderAgent)

@@ -116,6 +116,8 @@ type HTTPHandler struct {
 	// inflight holds the legacy requests in progress, by session and id,
 	// so that a notifications/cancelled in another POST reaches them.
 	inflight map[string]*jsonrpc.Conn
+	// sessions holds the streams and subscriptions of legacy sessions.
+	sessions map[string]*sessionState
 }
 
 // maxEnded bounds how many ended sessions are remembered; beyond it the
@@ -144,17 +146,23 @@ func NewHTTPHandler(opt HTTPOptions) *HTTPHandler {
 		streams:   make(chan struct{}, cmp.Or(opt.MaxStreams, 64)),
 		ended:     map[string]bool{},
 		inflight:  map[string]*jsonrpc.Conn{},
+		sessions:  map[string]*sessionState{},
 	}
 }
 
 // Stop tells the requests that wait for the server to stop (subscription
-// streams) to end, with their result.
-func (h *HTTPHandler) Stop() { h.stopOnce.Do(func() { close(h.stopping) }) }
+// streams) to end, with their result, and ends the sessions' streams and
+// subscriptions.
+func (h *HTTPHandler) Stop() {
+	h.stopOnce.Do(func() {
+		close(h.stopping)
+		h.endAll()
+	})
+}
 
 // ServeHTTP checks who is calling, then serves the MCP methods: POST
-// carries messages, DELETE ends a session. There is no stream for the
-// server to send messages on its own (GET), since every notification this
-// server sends belongs to a request.
+// carries messages, GET opens a legacy session's stream for the updates
+// of its subscriptions, DELETE ends a session.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
 		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: host "+strconv.Quote(r.Host)+" is not served here")
@@ -173,7 +181,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions {
 		// A preflight carries no credentials: it is answered before the
 		// token is checked, and says only what a call may send.
-		w.Header().Set("Access-Control-Allow-Methods", "POST, DELETE")
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
 		w.Header().Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Accept",
 			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent, HeaderTmux}, ", "))
 		w.Header().Set("Access-Control-Max-Age", "600")
@@ -190,9 +198,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.post(w, r)
 	case http.MethodDelete:
 		h.delete(w, r)
+	case http.MethodGet:
+		h.get(w, r)
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
-		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no stream of its own to GET; POST messages to it")
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: use POST for messages, GET for a session's stream, DELETE to end a session")
 	}
 }
 
@@ -277,10 +287,9 @@ func writeJSON(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc
 	w.Write(append(body, '\n'))
 }
 
-// accepts reports whether the Accept values take both answers a POST may
-// get: JSON and an event stream.
-func accepts(values []string) bool {
-	var json, events bool
+// accepts reports whether the Accept values take JSON and an event
+// stream.
+func accepts(values []string) (json, events bool) {
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			t, _, err := mime.ParseMediaType(strings.TrimSpace(part))
@@ -297,12 +306,27 @@ func accepts(values []string) bool {
 			}
 		}
 	}
-	return json && events
+	return json, events
+}
+
+// notification encodes a notification message, without a newline.
+func notification(method string, params any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", method, params}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // post serves one message.
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r.Header.Values("Accept")) {
+	if json, events := accepts(r.Header.Values("Accept")); !json || !events {
 		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: application/json, text/event-stream\"")
 		return
 	}
@@ -494,6 +518,13 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []b
 				return nil, resolveErr
 			}
 		}
+		if session != "" && (req.Method == "resources/subscribe" || req.Method == "resources/unsubscribe") {
+			result, err := h.subscribe(ctx, s, req, session)
+			if err != nil {
+				s.logf("%s: %v", req.Method, err)
+			}
+			return result, err
+		}
 		return s.handle(ctx, req)
 	}
 	conn := jsonrpc.NewExchange(out, handle, jsonrpc.Options{
@@ -585,6 +616,7 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 		h.endedFIFO = h.endedFIFO[1:]
 	}
 	h.mu.Unlock()
+	h.endSession(session)
 	w.WriteHeader(http.StatusNoContent)
 }
 

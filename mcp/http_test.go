@@ -212,3 +212,89 @@ func TestHTTPStreamBound(t *testing.T) {
 		t.Errorf("second stream: status %d, want 503 with Retry-After: %s", w.Code, w.Body)
 	}
 }
+
+// A legacy session's subscription sends its updates on the session's GET
+// stream, and DELETE ends both.
+func TestHTTPSessionStream(t *testing.T) {
+	svc, store := mailForAlice(t)
+	srv := httptest.NewServer(aliceHandler(svc))
+	defer srv.Close()
+	do := func(method, session, body string) *http.Response {
+		t.Helper()
+		r, err := http.NewRequest(method, srv.URL+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Agentmail-Pane", "%0")
+		if session != "" {
+			r.Header.Set(mcp.HeaderSession, session)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := do("POST", "", initLine)
+	resp.Body.Close()
+	session := resp.Header.Get(mcp.HeaderSession)
+	if session == "" {
+		t.Fatalf("initialize: status %d, no session", resp.StatusCode)
+	}
+	stream := do("GET", session, "")
+	defer stream.Body.Close()
+	if stream.StatusCode != 200 || stream.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET: status %d, Content-Type %q", stream.StatusCode, stream.Header.Get("Content-Type"))
+	}
+	if again := do("GET", session, ""); again.StatusCode != http.StatusConflict {
+		t.Errorf("second GET: status %d, want 409", again.StatusCode)
+	}
+	resp = do("POST", session, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"agentmail://inbox"}}`)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("subscribe: status %d", resp.StatusCode)
+	}
+	if _, err := store.Append(context.Background(), "bob", "alice", "news"); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		buf := make([]byte, 4096)
+		var got string
+		for {
+			n, err := stream.Body.Read(buf)
+			got += string(buf[:n])
+			if strings.Contains(got, "notifications/resources/updated") {
+				lines <- got
+				got = ""
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case got := <-lines:
+		if !strings.Contains(got, `data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"agentmail://inbox"}}`) {
+			t.Errorf("stream: %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update on the stream within 5s")
+	}
+	resp = do("DELETE", session, "")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE: status %d", resp.StatusCode)
+	}
+	select {
+	case _, ok := <-lines:
+		if ok {
+			t.Error("an update after the session ended")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream was still open 5s after DELETE")
+	}
+}

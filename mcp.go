@@ -20,7 +20,7 @@ import (
 
 var mcpCmd = &command{
 	summary: "Run the MCP server on standard input and output, or over HTTP",
-	usage:   "agentmail mcp [--transport stdio|http] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
+	usage:   "agentmail mcp [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
 	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
 receive, status and list-recipients. Logs go to standard error.
 
@@ -39,12 +39,17 @@ token as "Authorization: Bearer <token>". A client that also sends
 after a second for the requests in progress, and 1 when its tmux pane goes
 away.
 
-Options (all but --transport need --transport http):
-  --transport stdio|http  the transport (default stdio)
+With --transport sse it serves the older HTTP+SSE transport (protocol
+2024-11-05) in the same way, for clients that predate Streamable HTTP:
+GET the stream at the path (default /sse), which names the endpoint to
+POST messages to; the agent is named in the headers of the GET.
+
+Options (all but --transport need --transport http or sse):
+  --transport T           stdio, http or sse (default stdio)
   --host HOST             the address to listen on (default 127.0.0.1; a
                           non-loopback address without TLS gets a warning)
   --port N                the port (default 3000; 0 picks a free one)
-  --path PATH             the endpoint's path (default /mcp)
+  --path PATH             the endpoint's path (default /mcp; /sse for sse)
   --no-token              ask for no token; refused unless --host is loopback
   --allow-origin ORIGINS  browser origins allowed to call the server, comma
                           separated (others get 403)
@@ -66,7 +71,9 @@ Examples:
       with, in the client's configuration (Claude Code's .mcp.json):
       {"type": "http", "url": "http://127.0.0.1:3000/mcp",
        "headers": {"Authorization": "Bearer ${AGENTMAIL_TOKEN}",
-                   "Agentmail-Pane": "${TMUX_PANE}"}}`,
+                   "Agentmail-Pane": "${TMUX_PANE}"}}
+  agentmail mcp --transport sse --port 3001
+      for a client of the older transport, at http://127.0.0.1:3001/sse`,
 	run: runMCP,
 }
 
@@ -75,7 +82,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opts.transport == "http" {
+	if opts.transport != "stdio" {
 		return runMCPHTTP(ctx, e, opts)
 	}
 	logf := func(format string, args ...any) {

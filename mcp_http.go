@@ -63,11 +63,17 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 			}
 		})
 		if httpFlag != "" {
-			return nil, usagef("--%s needs --transport http", httpFlag)
+			return nil, usagef("--%s needs --transport http or sse", httpFlag)
 		}
 	case "http":
+	case "sse":
+		pathSet := false
+		fs.Visit(func(f *flag.Flag) { pathSet = pathSet || f.Name == "path" })
+		if !pathSet {
+			o.path = "/sse"
+		}
 	default:
-		return nil, usagef("unknown transport %q: use stdio or http", o.transport)
+		return nil, usagef("unknown transport %q: use stdio, http or sse", o.transport)
 	}
 	if o.port < 0 || o.port > 65535 {
 		return nil, usagef("invalid port %d: use 0 to 65535 (0 picks a free one)", o.port)
@@ -92,7 +98,8 @@ func (o *mcpOptions) origins() []string {
 	return list
 }
 
-// runMCPHTTP serves MCP over Streamable HTTP for the agents of the tmux
+// runMCPHTTP serves MCP over Streamable HTTP, or the older HTTP+SSE
+// transport, for the agents of the tmux
 // session the server runs in, until SIGTERM or SIGINT (status 0) or the
 // loss of its tmux pane (status 1).
 func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
@@ -151,7 +158,11 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 	} else if !isLoopback(o.host) {
 		logf("warning: serving on %s without TLS: the token and the mail cross the network in the clear (see --tls-cert)", o.host)
 	}
-	logf("serving Streamable HTTP at %s://%s%s", scheme, ln.Addr(), o.path)
+	what := "Streamable HTTP"
+	if o.transport == "sse" {
+		what = "HTTP+SSE (2024-11-05)"
+	}
+	logf("serving %s at %s://%s%s", what, scheme, ln.Addr(), o.path)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -183,6 +194,7 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 		SessionKey:   sessionKey(token),
 		Host:         o.host,
 		AllowOrigins: o.origins(),
+		SSE:          o.transport == "sse",
 	})
 	err = h.Serve(ctx, ln, o.path)
 	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {

@@ -97,6 +97,9 @@ type HTTPOptions struct {
 	// included, and MaxStreams the subscription streams among them;
 	// beyond either a request gets 503. Zero means 1024 and 64.
 	MaxExchanges, MaxStreams int
+	// SSE selects the HTTP+SSE transport of 2024-11-05 instead of
+	// Streamable HTTP.
+	SSE bool
 }
 
 // HTTPHandler serves MCP over Streamable HTTP.
@@ -118,6 +121,8 @@ type HTTPHandler struct {
 	inflight map[string]*jsonrpc.Conn
 	// sessions holds the streams and subscriptions of legacy sessions.
 	sessions map[string]*sessionState
+	// sseSessions holds the sessions of the HTTP+SSE transport.
+	sseSessions map[string]*sseSession
 }
 
 // maxEnded bounds how many ended sessions are remembered; beyond it the
@@ -140,13 +145,14 @@ func NewHTTPHandler(opt HTTPOptions) *HTTPHandler {
 		opt.SessionKey = []byte(rand.Text())
 	}
 	return &HTTPHandler{
-		opt:       opt,
-		stopping:  make(chan struct{}),
-		exchanges: make(chan struct{}, cmp.Or(opt.MaxExchanges, 1024)),
-		streams:   make(chan struct{}, cmp.Or(opt.MaxStreams, 64)),
-		ended:     map[string]bool{},
-		inflight:  map[string]*jsonrpc.Conn{},
-		sessions:  map[string]*sessionState{},
+		opt:         opt,
+		stopping:    make(chan struct{}),
+		exchanges:   make(chan struct{}, cmp.Or(opt.MaxExchanges, 1024)),
+		streams:     make(chan struct{}, cmp.Or(opt.MaxStreams, 64)),
+		ended:       map[string]bool{},
+		inflight:    map[string]*jsonrpc.Conn{},
+		sessions:    map[string]*sessionState{},
+		sseSessions: map[string]*sseSession{},
 	}
 }
 
@@ -164,33 +170,7 @@ func (h *HTTPHandler) Stop() {
 // carries messages, GET opens a legacy session's stream for the updates
 // of its subscriptions, DELETE ends a session.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.hostAllowed(r.Host) {
-		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: host "+strconv.Quote(r.Host)+" is not served here")
-		return
-	}
-	origin := r.Header.Get("Origin")
-	if origin != "" {
-		if !h.originAllowed(origin, r.Host) {
-			httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: origin "+strconv.Quote(origin)+" is not allowed")
-			return
-		}
-		w.Header().Set("Access-Control-Allow-Origin", origin)
-		w.Header().Add("Vary", "Origin")
-		w.Header().Set("Access-Control-Expose-Headers", HeaderSession)
-	}
-	if r.Method == http.MethodOptions {
-		// A preflight carries no credentials: it is answered before the
-		// token is checked, and says only what a call may send.
-		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		w.Header().Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Accept",
-			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent, HeaderTmux}, ", "))
-		w.Header().Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if !h.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmail"`)
-		httpError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the server's token ($AGENTMAIL_TOKEN, or the file .agentmail/http-token)")
+	if !h.guard(w, r) {
 		return
 	}
 	switch r.Method {
@@ -204,6 +184,43 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: use POST for messages, GET for a session's stream, DELETE to end a session")
 	}
+}
+
+// guard checks who is calling, for every transport: the Host and Origin,
+// against DNS rebinding, and the token. It answers a CORS preflight
+// itself. It reports whether the request may go on; if not, it has been
+// answered.
+func (h *HTTPHandler) guard(w http.ResponseWriter, r *http.Request) bool {
+	if !h.hostAllowed(r.Host) {
+		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: host "+strconv.Quote(r.Host)+" is not served here")
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin != "" {
+		if !h.originAllowed(origin, r.Host) {
+			httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: origin "+strconv.Quote(origin)+" is not allowed")
+			return false
+		}
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+		w.Header().Set("Access-Control-Expose-Headers", HeaderSession)
+	}
+	if r.Method == http.MethodOptions {
+		// A preflight carries no credentials: it is answered before the
+		// token is checked, and says only what a call may send.
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		w.Header().Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Accept",
+			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent, HeaderTmux}, ", "))
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmail"`)
+		httpError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the server's token ($AGENTMAIL_TOKEN, or the file .agentmail/http-token)")
+		return false
+	}
+	return true
 }
 
 // hostAllowed reports whether hostport, a request's Host, names this
@@ -724,13 +741,18 @@ func (o *httpOut) Write(line []byte) (int, error) {
 	return len(line), nil
 }
 
-// Serve serves the handler on ln at path until ctx is done, then stops
+// Serve serves the handler on ln at path (and, for HTTP+SSE, the POST
+// endpoint below it) until ctx is done, then stops
 // taking requests, gives those in progress up to a second to answer, and
 // returns. The timeouts bound clients that send slowly; none bounds an
 // answer, since a receive may wait for mail for minutes.
 func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener, path string) error {
 	mux := http.NewServeMux()
-	mux.Handle(path, h)
+	if h.opt.SSE {
+		mux.Handle("/", h.SSEHandler(path))
+	} else {
+		mux.Handle(path, h)
+	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	srv := &http.Server{

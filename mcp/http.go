@@ -386,18 +386,21 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		// on stdio; a notification among them is not answered at all.
 	}
 
-	modern := false
+	// A request whose _meta names a revision other than a legacy one is
+	// served without a session, as the modern era is: the Server answers
+	// an unknown revision with -32022, as on stdio.
+	var metaVersion string
 	var p *params
 	if req != nil {
 		if p, err = parseParams(req.Params); err == nil {
 			if raw, ok := p.metaValue(MetaProtocolVersion); ok {
-				v, _ := jsonrpc.StringValue(raw)
-				modern = v == ModernVersion
+				metaVersion, _ = jsonrpc.StringValue(raw)
 			}
 		}
 	}
+	modern := metaVersion != "" && !slices.Contains(LegacyVersions, metaVersion)
 	headerVersion := r.Header.Get(HeaderProtocol)
-	if headerVersion != "" && !slices.Contains(SupportedVersions, headerVersion) {
+	if headerVersion != "" && !slices.Contains(SupportedVersions, headerVersion) && !(modern && headerVersion == metaVersion) {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported "+HeaderProtocol+" "+strconv.Quote(headerVersion)+
 			"; this server speaks "+strings.Join(SupportedVersions, ", "))
 		return
@@ -406,7 +409,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	var version, session string
 	switch {
 	case modern:
-		if e := checkModernHeaders(r.Header, req, p); e != nil {
+		if e := checkModernHeaders(r.Header, req, p, metaVersion); e != nil {
 			writeJSON(w, http.StatusBadRequest, req.ID, e)
 			return
 		}
@@ -468,13 +471,14 @@ func busy(w http.ResponseWriter) {
 }
 
 // checkModernHeaders checks the headers a 2026-07-28 request carries
-// against its message: its protocol version, method and name.
-func checkModernHeaders(hdr http.Header, req *jsonrpc.Request, p *params) *jsonrpc.Error {
+// against its message: its protocol version (version, from its _meta),
+// method and name.
+func checkModernHeaders(hdr http.Header, req *jsonrpc.Request, p *params, version string) *jsonrpc.Error {
 	mismatch := func(name, value, want string) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is %q but the message says %q", name, value, want)}
 	}
-	if v := hdr.Get(HeaderProtocol); v != "" && v != ModernVersion {
-		return mismatch(HeaderProtocol, v, ModernVersion)
+	if v := hdr.Get(HeaderProtocol); v != "" && v != version {
+		return mismatch(HeaderProtocol, v, version)
 	}
 	if v := hdr.Get(HeaderMethod); v != "" && v != req.Method {
 		return mismatch(HeaderMethod, v, req.Method)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -297,4 +299,64 @@ func TestHTTPSessionStream(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream was still open 5s after DELETE")
 	}
+}
+
+// When its context ends, Serve stops taking requests and returns within
+// its drain time even while a receive waits for mail, and ends the
+// subscription streams with their result.
+func TestHTTPServeDrains(t *testing.T) {
+	svc, store := mailForAlice(t)
+	if _, err := store.Receive(context.Background(), "alice", func(*mailbox.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h := aliceHandler(svc)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error)
+	go func() { served <- h.Serve(ctx, ln, "/mcp") }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	call := func(body string) (string, error) {
+		r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Agentmail-Pane", "%0")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := call(`{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":60},` + modernMeta + `}}`)
+		waiting <- err
+	}()
+	listened := make(chan string, 1)
+	go func() {
+		body, _ := call(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{},` + modernMeta + `}}`)
+		listened <- body
+	}()
+	time.Sleep(200 * time.Millisecond) // both are in progress by then
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still ran 5s after its context ended")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Serve took %v to stop, want about a second at most", d)
+	}
+	if body := <-listened; !strings.Contains(body, `"id":"l","result":{"resultType":"complete"`) {
+		t.Errorf("listen stream ended without its result: %q", body)
+	}
+	<-waiting
 }

@@ -60,6 +60,7 @@ func TestScript(t *testing.T) {
 			"agents":       cmdAgents,
 			"waitfor":      cmdWaitfor,
 			"mcpstart":     cmdMCPStart,
+			"http":         cmdHTTP,
 			"mcpsend":      cmdMCPSend,
 			"mcpsendfile":  cmdMCPSendFile,
 			"mcpclose":     cmdMCPClose,
@@ -159,7 +160,7 @@ func tmuxOut(ts *testscript.TestScript, args ...string) string {
 // scriptEnv is the environment a helper process of a script runs with.
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "AGENTMAIL_TMUX_CONTROL", "GOCOVERDIR", "GORACE", "CI"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "AGENTMAIL_TMUX_CONTROL", "AGENTMAIL_TOKEN", "GOCOVERDIR", "GORACE", "CI"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -236,11 +237,12 @@ func getMCP(ts *testscript.TestScript, name string) *mcpProc {
 	return p
 }
 
-// cmdMCPStart starts "agentmail mcp" in the background: mcpstart name.
-// Its stdout and stderr go to the files name.out and name.err.
+// cmdMCPStart starts "agentmail mcp" in the background, with any flags
+// given: mcpstart name [flag...]. Its stdout and stderr go to the files
+// name.out and name.err.
 func cmdMCPStart(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: mcpstart name")
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: mcpstart name [flag...]")
 	}
 	name := args[0]
 	path, err := lookPathIn("agentmail", ts.Getenv("PATH"))
@@ -251,7 +253,7 @@ func cmdMCPStart(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	errf, err := os.Create(ts.MkAbs(name + ".err"))
 	ts.Check(err)
-	cmd := exec.Command(path, "mcp")
+	cmd := exec.Command(path, append([]string{"mcp"}, args[1:]...)...)
 	cmd.Dir = ts.Getenv("PWD")
 	if cmd.Dir == "" {
 		cmd.Dir = ts.MkAbs(".")

@@ -15,21 +15,71 @@ import (
 )
 
 var mcpCmd = &command{
-	summary: "Run the MCP server on standard input and output",
-	usage:   "agentmail mcp",
-	help: `Serve the Model Context Protocol (JSON-RPC 2.0, one message a line) on
-standard input and output, with four tools: send, receive, status and
-list-recipients. Logs go to standard error.
+	summary: "Run the MCP server on standard input and output, or over HTTP",
+	usage:   "agentmail mcp [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
+	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
+receive, status and list-recipients. Logs go to standard error.
 
-It must run inside tmux ($TMUX and $TMUX_PANE set). It exits 0 when its
-input ends, and 1 when its tmux pane, session or server goes away (a new
-tmux server on the same socket counts as gone).`,
+With --transport stdio (the default) it serves one agent on standard input
+and output, one message a line. It must run inside tmux ($TMUX and
+$TMUX_PANE set). It exits 0 when its input ends, and 1 when its tmux pane,
+session or server goes away (a new tmux server on the same socket counts as
+gone).
+
+With --transport http it serves Streamable HTTP for every agent of the
+tmux session it runs in, and prints the URL it serves on standard error.
+Each request names its agent with the header "Agentmail-Pane: %N" (the
+client's $TMUX_PANE) or "Agentmail-Agent: <window name>", and carries the
+token as "Authorization: Bearer <token>". A client that also sends
+"Agentmail-Tmux: $TMUX" is refused when its tmux server is another one. It exits 0 on SIGTERM or SIGINT,
+after a second for the requests in progress, and 1 when its tmux pane goes
+away.
+
+With --transport sse it serves the older HTTP+SSE transport (protocol
+2024-11-05) in the same way, for clients that predate Streamable HTTP:
+GET the stream at the path (default /sse), which names the endpoint to
+POST messages to; the agent is named in the headers of the GET.
+
+Options (all but --transport need --transport http or sse):
+  --transport T           stdio, http or sse (default stdio)
+  --host HOST             the address to listen on (default 127.0.0.1; a
+                          non-loopback address without TLS gets a warning)
+  --port N                the port (default 3000; 0 picks a free one)
+  --path PATH             the endpoint's path (default /mcp; /sse for sse)
+  --no-token              ask for no token; refused unless --host is loopback
+  --allow-origin ORIGINS  browser origins allowed to call the server, comma
+                          separated (others get 403)
+  --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
+  --tls-key FILE          ... and this key (PEM)
+
+Environment:
+  TMUX             the tmux server (set by tmux)
+  TMUX_PANE        the pane of the agent (stdio), or of the server (http),
+                   whose session holds the agents it serves (set by tmux)
+  AGENTMAIL_ROOT   the project root, instead of the nearest directory with
+                   .git
+  AGENTMAIL_TOKEN  the HTTP bearer token; without it the server uses the one
+                   in .agentmail/http-token, made (mode 0600) on first start
+
+Examples:
+  agentmail mcp
+  agentmail mcp --transport http --port 3000
+      with, in the client's configuration (Claude Code's .mcp.json):
+      {"type": "http", "url": "http://127.0.0.1:3000/mcp",
+       "headers": {"Authorization": "Bearer ${AGENTMAIL_TOKEN}",
+                   "Agentmail-Pane": "${TMUX_PANE}"}}
+  agentmail mcp --transport sse --port 3001
+      for a client of the older transport, at http://127.0.0.1:3001/sse`,
 	run: runMCP,
 }
 
 func runMCP(ctx context.Context, e *env, args []string) error {
-	if err := noArgs(newFlags("mcp"), args); err != nil {
+	opts, err := parseMCPFlags(args)
+	if err != nil {
 		return err
+	}
+	if opts.transport != "stdio" {
+		return runMCPHTTP(ctx, e, opts)
 	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))

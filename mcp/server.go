@@ -53,7 +53,7 @@ type Server struct {
 	svc  *tools.Service
 	logf func(format string, args ...any)
 
-	conn     *jsonrpc.Conn
+	conn     transport
 	protocol atomic.Value // the negotiated legacy revision, a string; unset until initialize
 
 	// The parts of results that never change, encoded once. They are
@@ -65,6 +65,16 @@ type Server struct {
 
 	subMu sync.Mutex
 	subs  map[string]func() // legacy resource subscriptions: uri → stop
+}
+
+// transport is what the Server needs of the connection its messages came
+// on, beyond answering them: a way to send notifications, to cancel a
+// request in progress, and word that the connection stops reading. A
+// *jsonrpc.Conn is one; the HTTP transport gives each exchange its own.
+type transport interface {
+	Notify(method string, params any) error
+	Cancel(id json.RawMessage)
+	Stopping() <-chan struct{}
 }
 
 // NewServer returns a server for svc. version is the agentmail version shown

@@ -14,7 +14,7 @@ import (
 
 // Serve answers MCP requests read from r on w until r ends or ctx is done.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	s.conn = jsonrpc.NewConn(r, w, s.handle, jsonrpc.Options{
+	c := jsonrpc.NewConn(r, w, s.handle, jsonrpc.Options{
 		Preempt: s.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
@@ -23,8 +23,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		// Without its agent's pane there is nobody to answer.
 		Abandon: func(cause error) bool { return errors.Is(cause, tools.ErrTmuxGone) },
 	})
+	s.conn = c
 	defer s.stopSubscriptions()
-	return s.conn.Serve(ctx)
+	return c.Serve(ctx)
 }
 
 // preempt handles notifications/cancelled as soon as it is read, so that it

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"agentmail/internal/text"
+	"agentmail/mailbox"
+	"agentmail/mcp"
+	"agentmail/tmux"
+	"agentmail/tools"
+)
+
+// mcpOptions are the flags of "agentmail mcp".
+type mcpOptions struct {
+	transport    string
+	host         string
+	port         int
+	path         string
+	noToken      bool
+	allowOrigins string
+	tlsCert      string
+	tlsKey       string
+}
+
+// parseMCPFlags parses the flags of "agentmail mcp". The HTTP flags are
+// refused with the stdio transport, where they would mean nothing.
+func parseMCPFlags(args []string) (*mcpOptions, error) {
+	o := &mcpOptions{}
+	fs := newFlags("mcp")
+	fs.StringVar(&o.transport, "transport", "stdio", "")
+	fs.StringVar(&o.host, "host", "127.0.0.1", "")
+	fs.IntVar(&o.port, "port", 3000, "")
+	fs.StringVar(&o.path, "path", "/mcp", "")
+	fs.BoolVar(&o.noToken, "no-token", false, "")
+	fs.StringVar(&o.allowOrigins, "allow-origin", "", "")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "")
+	if err := noArgs(fs, args); err != nil {
+		return nil, err
+	}
+	switch o.transport {
+	case "stdio":
+		var httpFlag string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "transport" && httpFlag == "" {
+				httpFlag = f.Name
+			}
+		})
+		if httpFlag != "" {
+			return nil, usagef("--%s needs --transport http or sse", httpFlag)
+		}
+	case "http":
+	case "sse":
+		pathSet := false
+		fs.Visit(func(f *flag.Flag) { pathSet = pathSet || f.Name == "path" })
+		if !pathSet {
+			o.path = "/sse"
+		}
+	default:
+		return nil, usagef("unknown transport %q: use stdio, http or sse", o.transport)
+	}
+	if o.port < 0 || o.port > 65535 {
+		return nil, usagef("invalid port %d: use 0 to 65535 (0 picks a free one)", o.port)
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return nil, usagef("--tls-cert and --tls-key go together")
+	}
+	if !strings.HasPrefix(o.path, "/") {
+		return nil, usagef("invalid path %q: it must start with /", o.path)
+	}
+	return o, nil
+}
+
+// origins splits the --allow-origin list.
+func (o *mcpOptions) origins() []string {
+	var list []string
+	for _, s := range strings.Split(o.allowOrigins, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, strings.TrimSuffix(s, "/"))
+		}
+	}
+	return list
+}
+
+// runMCPHTTP serves MCP over Streamable HTTP, or the older HTTP+SSE
+// transport, for the agents of the tmux
+// session the server runs in, until SIGTERM or SIGINT (status 0) or the
+// loss of its tmux pane (status 1).
+func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))
+	}
+	fail := func(format string, args ...any) error {
+		logf(format, args...)
+		return &exitError{code: 1}
+	}
+	if o.noToken && !isLoopback(o.host) {
+		return usagef("--no-token is only allowed on a loopback address, not on %q: anybody who can reach the port could read every agent's mail", o.host)
+	}
+	// The server's own pane names the tmux session whose agents it serves,
+	// as an agent's pane does for stdio.
+	client, err := tmux.FromEnv(os.Getenv)
+	if err != nil {
+		return fail("%v", err)
+	}
+	store, err := e.findStore("agentmail mcp: warning: ")
+	if err != nil {
+		return fail("%v", err)
+	}
+	token := os.Getenv("AGENTMAIL_TOKEN")
+	if o.noToken {
+		token = ""
+	} else if token == "" {
+		if token, err = httpToken(store); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
+		client.Control = &tmux.Control{}
+		defer client.Control.Close()
+	}
+	session, err := client.SessionOf(ctx, client.Pane)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fail("%v", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer ln.Close()
+	scheme := "http"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+	} else if !isLoopback(o.host) {
+		logf("warning: serving on %s without TLS: the token and the mail cross the network in the clear (see --tls-cert)", o.host)
+	}
+	what := "Streamable HTTP"
+	if o.transport == "sse" {
+		what = "HTTP+SSE (2024-11-05)"
+	}
+	logf("serving %s at %s://%s%s", what, scheme, ln.Addr(), o.path)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		var changes <-chan struct{}
+		if client.Control != nil {
+			changes = client.Control.Changes()
+		}
+		lost := make(chan error, 1)
+		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
+		select {
+		case <-sigs:
+			cancel(nil)
+		case err := <-lost:
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
+
+	agents := &agentResolver{client: client, session: session, store: store, tmux: os.Getenv("TMUX")}
+	h := mcp.NewHTTPHandler(mcp.HTTPOptions{
+		Version:      version,
+		Logf:         logf,
+		Resolve:      agents.resolve,
+		Token:        token,
+		SessionKey:   sessionKey(token),
+		Host:         o.host,
+		AllowOrigins: o.origins(),
+		SSE:          o.transport == "sse",
+	})
+	err = h.Serve(ctx, ln, o.path)
+	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
+		return fail("%v; exiting", cause)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	return nil
+}
+
+// isLoopback reports whether host names only this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// tokenFile is the file, in .agentmail, that holds the bearer token when
+// $AGENTMAIL_TOKEN does not give one.
+const tokenFile = "http-token"
+
+// httpToken reads the token from .agentmail/http-token, creating the file
+// with a new random token (32 bytes, in hex) when there is none. Servers
+// started together agree on one: the file is created exclusively, and the
+// one that loses the race reads it.
+func httpToken(store *mailbox.Store) (string, error) {
+	dir := store.Dir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, tokenFile)
+	b := make([]byte, 32)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.WriteString(token + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("writing the token: %w", err)
+		}
+		return token, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("creating the token: %w", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the token: %w", err)
+	}
+	token = strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("%s is empty: delete it to have a new token made, or set $AGENTMAIL_TOKEN", path)
+	}
+	return token, nil
+}
+
+// sessionKey derives the key that signs session ids from the token, so
+// that every server given the same token accepts the same sessions (a
+// second replica behind a load balancer, say). Without a token each
+// process signs with a random key of its own.
+func sessionKey(token string) []byte {
+	if token == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("agentmail mcp session ids"))
+	return m.Sum(nil)
+}
+
+// agentResolver finds the agent an HTTP request names, among the windows
+// of the tmux session the server runs in.
+type agentResolver struct {
+	client  *tmux.Client
+	session string // the id of the server's session, "$N"
+	store   *mailbox.Store
+	tmux    string // the server's $TMUX
+}
+
+func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Service, error) {
+	if id.Tmux != "" && !sameTmux(id.Tmux, a.tmux) {
+		return nil, fmt.Errorf("%s %q names another tmux server than this server's", mcp.HeaderTmux, id.Tmux)
+	}
+	pane := id.Pane
+	if pane != "" {
+		if !isPaneID(pane) {
+			return nil, fmt.Errorf("%s %q is not a pane id like %%3", mcp.HeaderPane, pane)
+		}
+		session, err := a.client.SessionOf(ctx, pane)
+		if errors.Is(err, tmux.ErrNotInTmux) {
+			return nil, fmt.Errorf("pane %s not found on this server's tmux", pane)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if session != a.session {
+			return nil, fmt.Errorf("pane %s is not in this server's tmux session", pane)
+		}
+	} else {
+		var err error
+		if pane, err = a.windowPane(ctx, id.Agent); err != nil {
+			return nil, err
+		}
+	}
+	c := *a.client
+	c.Pane = pane
+	return &tools.Service{Store: a.store, Term: &c}, nil
+}
+
+// windowPane finds the window named name, exactly, in the server's
+// session and returns its active pane. A name that two windows have is
+// refused: it is nobody's address.
+func (a *agentResolver) windowPane(ctx context.Context, name string) (string, error) {
+	panes, err := a.client.ListPanes(ctx, a.session)
+	if err != nil {
+		return "", err
+	}
+	windows := map[string]string{} // window id → its active pane, or its first
+	for _, p := range panes {
+		if p.WindowName != name {
+			continue
+		}
+		if _, seen := windows[p.Window]; !seen || p.Active {
+			windows[p.Window] = p.ID
+		}
+	}
+	switch len(windows) {
+	case 0:
+		return "", fmt.Errorf("no window named %q in this server's tmux session", name)
+	case 1:
+		for _, pane := range windows {
+			return pane, nil
+		}
+	}
+	return "", fmt.Errorf("%d windows of this server's tmux session are named %q: rename all but one of them (tmux rename-window) so that each agent has an address of its own", len(windows), name)
+}
+
+// sameTmux reports whether two values of $TMUX, "<socket>,<server
+// pid>,<session index>", name the same tmux server: the same socket and
+// the same server pid. The session index is the client's and may differ.
+func sameTmux(a, b string) bool {
+	server := func(v string) string {
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			return v[:i]
+		}
+		return v
+	}
+	return server(a) == server(b)
+}
+
+// isPaneID reports whether s is a tmux pane id, "%" and digits.
+func isPaneID(s string) bool {
+	if len(s) < 2 || s[0] != '%' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -198,12 +198,13 @@ func (h *HTTPHandler) subscribe(ctx context.Context, s *Server, req *jsonrpc.Req
 	if !subscribable(uri) {
 		return nil, notFound(uri, false)
 	}
-	stop, err := s.watchInbox(ctx, func() error {
-		return h.notifySession(session, updatedMethod, map[string]string{"uri": uri})
-	})
+	w, err := s.watchInbox(ctx)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 	}
+	stop := w.notify(func() error {
+		return h.notifySession(session, updatedMethod, map[string]string{"uri": uri})
+	})
 	h.mu.Lock()
 	if h.ended[session] || h.isStopping() {
 		h.mu.Unlock()

@@ -36,6 +36,7 @@ type mcpOptions struct {
 	allowOrigins string
 	tlsCert      string
 	tlsKey       string
+	agent        string
 }
 
 // parseMCPFlags parses the flags of "agentmail mcp". The HTTP flags are
@@ -51,6 +52,7 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	fs.StringVar(&o.allowOrigins, "allow-origin", "", "")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "")
+	fs.StringVar(&o.agent, "agent", "", "")
 	if err := noArgs(fs, args); err != nil {
 		return nil, err
 	}
@@ -58,15 +60,20 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	case "stdio":
 		var httpFlag string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "transport" && httpFlag == "" {
+			if f.Name != "transport" && f.Name != "agent" && httpFlag == "" {
 				httpFlag = f.Name
 			}
 		})
 		if httpFlag != "" {
 			return nil, usagef("--%s needs --transport http or sse", httpFlag)
 		}
-	case "http":
-	case "sse":
+	case "http", "sse":
+		if o.agent != "" {
+			return nil, usagef("--agent names the agent of a stdio server; over HTTP each request names its agent")
+		}
+		if o.transport == "http" {
+			break
+		}
 		pathSet := false
 		fs.Visit(func(f *flag.Flag) { pathSet = pathSet || f.Name == "path" })
 		if !pathSet {

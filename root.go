@@ -3,8 +3,8 @@ package main
 import (
 	"agentmail/internal/text"
 	"agentmail/mailbox"
-	"agentmail/tmux"
 	"agentmail/tools"
+	"context"
 	"fmt"
 	"os"
 )
@@ -14,7 +14,7 @@ import (
 func (e *env) service(warnPrefix string) *tools.Service {
 	svc := &tools.Service{}
 	svc.Store, svc.StoreErr = e.findStore(warnPrefix)
-	if c, err := tmux.FromEnv(os.Getenv); err != nil {
+	if c, err := osAgentClient(context.Background(), ""); err != nil {
 		svc.TermErr = err
 	} else {
 		svc.Term = c

@@ -25,7 +25,7 @@ import (
 const fakeControlTmux = `#!/bin/sh
 case "$1" in
 display-message) echo ' $1' ;;
--C)
+-N|-C)
 	read -r line
 	echo $$ > "$FAKE_TMUX_PIDFILE"
 	printf '%s\n' '%begin 1 1 1' '%0' '%end 1 1 1'

@@ -27,13 +27,13 @@ func compare(e *env, other string, floor func() *exec.Cmd, starts, pings, calls,
 	var floorCold []time.Duration
 	for range starts {
 		for i, bin := range bins {
-			d, err := coldStart(e.commandFor(bin, "alice"), handshake)
+			d, err := coldStart(e.commandFor(bin, "alice"), handshake, i == 1)
 			if err != nil {
 				return fmt.Errorf("%s: %w", bin, err)
 			}
 			cold[i] = append(cold[i], d)
 		}
-		d, err := coldStart(floor(), handshake)
+		d, err := coldStart(floor(), handshake, false)
 		if err != nil {
 			return fmt.Errorf("floor program: %w", err)
 		}

@@ -38,6 +38,12 @@ type Options struct {
 	// dropped answers and recovered panics.
 	Logf func(format string, args ...any)
 
+	// MayDetach, when non-nil, marks the requests whose handlers may call
+	// Detach: such a request runs on a goroutine of its own while the
+	// worker waits for it to return or detach. Others run on the worker,
+	// which saves a handoff per request, and cannot detach.
+	MayDetach func(req *Request) bool
+
 	// Grace bounds how long queued and running requests may still be
 	// answered after the input ends or the context passed to Serve is
 	// cancelled. Zero means one second; a negative value means no wait.
@@ -507,6 +513,9 @@ func (c *Conn) handle(ctx context.Context, cl *call) {
 		c.runBatch(ctx, cl)
 	case cl.req.ID == nil:
 		c.invoke(ctx, &cl.req)
+	case c.opt.MayDetach == nil || !c.opt.MayDetach(&cl.req):
+		cl.ans = a
+		c.runRequest(ctx, cl)
 	default:
 		// The handler runs on a goroutine of its own, and the worker
 		// waits for it to return or to call Detach.
@@ -697,8 +706,9 @@ func Reply(ctx context.Context, result any) error {
 // otherwise hold up every request after it. What the handler wrote before
 // it detached (a notification, say) stays ahead of the answers to later
 // requests; its own answer goes out when it returns, possibly after them,
-// as JSON-RPC allows. A handler inside a batch cannot detach: Detach then
-// returns false and the handler goes on holding up the worker.
+// as JSON-RPC allows. Only a request that Options.MayDetach marks can
+// detach; inside a batch none can. Detach otherwise returns false and the
+// handler goes on holding up the worker.
 //
 // Detach must be called on the handler's goroutine; calling it again does
 // nothing.

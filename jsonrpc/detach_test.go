@@ -27,11 +27,14 @@ func detaching(release <-chan struct{}) jsonrpc.Handler {
 	}
 }
 
+// waits marks the "wait" requests as ones that may detach.
+func waits(req *jsonrpc.Request) bool { return req.Method == "wait" }
+
 // TestDetachDoesNotHoldUp checks that a handler that detaches lets the
 // requests after it be answered first, and is answered when it returns.
 func TestDetachDoesNotHoldUp(t *testing.T) {
 	release := make(chan struct{})
-	p := startPipe(t, context.Background(), detaching(release), jsonrpc.Options{})
+	p := startPipe(t, context.Background(), detaching(release), jsonrpc.Options{MayDetach: waits})
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"wait"}`, `{"jsonrpc":"2.0","id":2,"method":"after"}`)
 	p.waitLines(1)
 	close(release)
@@ -47,8 +50,9 @@ func TestDetachDoesNotHoldUp(t *testing.T) {
 func TestDetachCancelled(t *testing.T) {
 	var conn *jsonrpc.Conn
 	p := startPipe(t, context.Background(), detaching(make(chan struct{})), jsonrpc.Options{
-		Preempt: cancelOn(&conn),
-		Batch:   func() bool { return true },
+		Preempt:   cancelOn(&conn),
+		Batch:     func() bool { return true },
+		MayDetach: waits,
 	})
 	conn = p.conn
 	p.send(`{"jsonrpc":"2.0","id":"w","method":"wait"}`, `{"jsonrpc":"2.0","id":2,"method":"after"}`)
@@ -75,8 +79,19 @@ func TestDetachEndsWithInput(t *testing.T) {
 		<-conn.Stopping()
 		return map[string]string{"ended": "yes"}, nil
 	}
-	p := startPipe(t, context.Background(), h, jsonrpc.Options{})
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{MayDetach: func(*jsonrpc.Request) bool { return true }})
 	conn = p.conn
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"stream"}`)
 	checkLines(t, p.finish(), []string{`{"jsonrpc":"2.0","id":1,"result":{"ended":"yes"}}`})
+}
+
+// TestDetachOnlyWhenMarked checks that a request Options.MayDetach does not
+// mark cannot detach, and holds up the requests after it as before.
+func TestDetachOnlyWhenMarked(t *testing.T) {
+	p := startPipe(t, context.Background(), detaching(make(chan struct{})), jsonrpc.Options{})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"wait"}`, `{"jsonrpc":"2.0","id":2,"method":"after"}`)
+	checkLines(t, p.finish(), []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"detached":false}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"method":"after"}}`,
+	})
 }

@@ -549,9 +549,10 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []b
 		return s.handle(ctx, req)
 	}
 	conn := jsonrpc.NewExchange(out, handle, jsonrpc.Options{
-		Preempt: s.preempt,
-		Batch:   func() bool { return version == "2025-03-26" },
-		Logf:    h.opt.Logf,
+		Preempt:   s.preempt,
+		MayDetach: mayDetach,
+		Batch:     func() bool { return version == "2025-03-26" },
+		Logf:      h.opt.Logf,
 	})
 	s.conn = &httpTransport{Conn: conn, h: h, session: session, sse: out.sse}
 

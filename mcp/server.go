@@ -94,6 +94,32 @@ func (s *Server) negotiated() string {
 	return v
 }
 
+// mayDetach reports whether a request may wait for long and detach from
+// the connection's worker (see jsonrpc.Detach): a subscription stream, or
+// a receive asked to wait for mail. Every other request is handled on the
+// worker itself.
+func mayDetach(req *jsonrpc.Request) bool {
+	switch req.Method {
+	case "subscriptions/listen":
+		return true
+	case "tools/call":
+	default:
+		return false
+	}
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return false
+	}
+	name, _ := p.member("name")
+	args, _ := p.member("arguments")
+	if string(name) != `"receive"` || len(args) == 0 || args[0] != '{' {
+		return false
+	}
+	var buf [4]jsonrpc.Member
+	_, ok := jsonrpc.LastMember(jsonrpc.AppendMembers(buf[:0], args), "timeout_seconds")
+	return ok
+}
+
 // method is one entry of the legacy dispatch table.
 type method struct {
 	handle func(s *Server, ctx context.Context, req *jsonrpc.Request, p *params) (any, error)

@@ -99,9 +99,10 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 	defer pw.Close()
 	out := &sseOut{w: w, rc: http.NewResponseController(w)}
 	conn := jsonrpc.NewConn(pr, out, handle, jsonrpc.Options{
-		Preempt: s.preempt,
-		Batch:   func() bool { return s.negotiated() == "2025-03-26" },
-		Logf:    h.opt.Logf,
+		Preempt:   s.preempt,
+		MayDetach: mayDetach,
+		Batch:     func() bool { return s.negotiated() == "2025-03-26" },
+		Logf:      h.opt.Logf,
 	})
 	s.conn = conn
 	defer s.stopSubscriptions()

@@ -15,7 +15,8 @@ import (
 // Serve answers MCP requests read from r on w until r ends or ctx is done.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	c := jsonrpc.NewConn(r, w, s.handle, jsonrpc.Options{
-		Preempt: s.preempt,
+		Preempt:   s.preempt,
+		MayDetach: mayDetach,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message a line.
 		Batch: func() bool { return s.negotiated() == "2025-03-26" },

@@ -31,6 +31,7 @@ bench:
 	CGO_ENABLED=0 go build -trimpath -o $(BENCH_BIN) .
 	go run ./bench/mailbox -bin $(BENCH_BIN)
 	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN) $(if $(COMPARE),-compare $(COMPARE))
+	CGO_ENABLED=0 go run ./bench/http -bin $(BENCH_BIN)
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, the MCP Inspector CLI (needs node and jq), and

@@ -34,14 +34,19 @@ bench:
 	CGO_ENABLED=0 go run ./bench/http -bin $(BENCH_BIN)
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
-# four protocol revisions, the MCP Inspector CLI (needs node and jq), and
-# the official TypeScript SDK client, pinned in interop/ts (needs node).
+# four protocol revisions, over stdio, Streamable HTTP and HTTP+SSE; the
+# MCP Inspector CLI over stdio and HTTP (needs node and jq); the official
+# TypeScript SDK client, pinned in interop/ts (needs node); and the
+# official conformance suite over HTTP, pinned with the Node 22 it needs
+# in interop/conformance (needs npm).
 interop: build
 	cd interop && go vet ./... && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
 	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh
 	cd interop/ts && npm ci --no-audit --no-fund
 	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/oversize.mjs
 	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/wait-reply.mjs
+	AGENTMAIL_BIN=$(CURDIR)/agentmail node interop/ts/http.mjs
+	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/conformance.sh
 
 # Rewrites server.json, smithery.yaml, mcp-get.json and glama.json from
 # the MCP server's own listing (make test fails when they drift), then

@@ -4,6 +4,9 @@
 # per-request _meta at 2026-07-28): lists the tools and calls each one as
 # alice, then receives as bob, checking exit codes, texts and structured
 # results, and, from a recording of the wire, that each era was spoken.
+# Then, in both eras, it lists the tools of "agentmail mcp --transport
+# http" and sends and receives through them (--transport http, with the
+# token and the agent's name given by --header).
 #
 # The binary is $AGENTMAIL_BIN, or one built from the parent directory.
 # Needs tmux, node/npx and jq; under CI=true a missing one is a failure,
@@ -143,4 +146,55 @@ for era in legacy modern; do
 	expect '.isError == true and .content == [{"type":"text","text":"recipient not found"}]' "send to nobody"
 	echo "inspector: $era era: tools/list and every tool passed"
 done
+
+# The same over Streamable HTTP: one "agentmail mcp --transport http" in a
+# window of the session, with the token it makes itself, and the
+# Inspector sending the token and the agent's name with --header.
+server_pid=$(tmux -S "$sock" new-window -d -t proj: -n server -P -F '#{pane_pid}' \
+	"cd '$work/root' && exec '$bin' mcp --transport http --port 0 2>'$work/server.err'")
+url=""
+for _ in $(seq 100); do
+	url=$(sed -n 's/^agentmail mcp: serving Streamable HTTP at \(http:[^ ]*\)$/\1/p' "$work/server.err")
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+[ -n "$url" ] || fail "the HTTP server printed no URL: $(cat "$work/server.err")"
+token=$(cat "$work/root/.agentmail/http-token")
+
+# inspect_http ERA WHO EXPECTED_EXIT inspector-args... is inspect over
+# HTTP, as the agent the header WHO names.
+inspect_http() {
+	local era=$1 who=$2 want=$3
+	shift 3
+	runs=$((runs + 1))
+	local status=0
+	npx -y "$INSPECTOR" --cli --transport http --server-url "$url" \
+		--header "Authorization: Bearer $token" --header "$who" \
+		--protocol-era "$era" "$@" >"$work/out" 2>"$work/err" </dev/null || status=$?
+	out=$(cat "$work/out")
+	if [ "$status" != "$want" ]; then
+		echo "--- stdout:" >&2
+		cat "$work/out" >&2
+		echo "--- stderr:" >&2
+		grep -v '^npm warn' "$work/err" >&2 || true
+		echo "--- server stderr:" >&2
+		cat "$work/server.err" >&2
+		fail "$era over HTTP: inspector $* exited $status, want $want"
+	fi
+}
+
+for era in legacy modern; do
+	inspect_http "$era" "Agentmail-Pane: $alice" 0 --method tools/list
+	expect '[.tools[].name] == ["send","receive","status","list-recipients"]' "tool names over HTTP"
+	inspect_http "$era" "Agentmail-Pane: $alice" 0 --method tools/call --tool-name list-recipients
+	expect '.structuredContent.recipients[0] == {"name":"alice","is_current":true}' "list-recipients over HTTP"
+	body="hello over HTTP from the Inspector, $era era ✉"
+	inspect_http "$era" "Agentmail-Pane: $alice" 0 --method tools/call --tool-name send --tool-arg recipient=bob --tool-arg "message=\"$body\""
+	id=$(jq -r .structuredContent.message_id <<<"$out")
+	expect ".content[0].text == \"Message #$id sent\"" "send over HTTP"
+	inspect_http "$era" "Agentmail-Agent: bob" 0 --method tools/call --tool-name receive
+	expect ".structuredContent == {\"from\":\"alice\",\"id\":\"$id\",\"message\":\"$body\"}" "receive over HTTP"
+	echo "inspector: $era era over HTTP: tools/list, list-recipients, send and receive passed"
+done
+kill "$server_pid"
 echo "inspector: PASS ($runs Inspector runs with $INSPECTOR)"

@@ -1,0 +1,175 @@
+// Drives "agentmail mcp --transport http" and "--transport sse" with the
+// official MCP TypeScript SDK client: StreamableHTTPClientTransport and
+// SSEClientTransport, each given the server's bearer token and the
+// agent's name as headers in requestInit. alice (named by her pane)
+// lists the tools and calls all four; bob (named by his window)
+// receives what she sent. A request that names no agent is refused.
+//
+// The SDK validates every structured result against the tool's output
+// schema, so a result the schema does not allow fails here too.
+//
+// Usage: AGENTMAIL_BIN=/path/to/agentmail node http.mjs
+// Needs tmux; it starts a private tmux server, with the two servers in
+// windows of its session, and kills them all at the end. Exits 0 when
+// every check passes, 1 otherwise.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+
+// The request's own timeout is only there so that a server that never
+// answers fails this script quickly rather than after 60 seconds.
+const requestTimeout = 30000;
+const uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const sentRE = new RegExp(`^Message #(${uuid}) sent$`);
+
+class Failure extends Error {}
+
+function check(ok, message) {
+	if (!ok) throw new Failure(message);
+}
+
+function tmux(sock, ...args) {
+	return execFileSync("tmux", ["-S", sock, ...args], { encoding: "utf8" }).trim();
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// same compares two JSON values by their JSON text with sorted keys.
+function same(a, b) {
+	const norm = (v) => JSON.stringify(v, (_, x) =>
+		x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x);
+	return norm(a) === norm(b);
+}
+
+// onlyText returns the text of a result that must hold one text block.
+function onlyText(what, res) {
+	check(res.content?.length === 1 && res.content[0].type === "text",
+		`${what}: content ${JSON.stringify(res.content)}, want one text block`);
+	return res.content[0].text;
+}
+
+// servers are the HTTP servers started, for their pids; logs collects
+// their stderr, to show when a check fails.
+const servers = [];
+let logs = "";
+
+async function main() {
+	const bin = process.env.AGENTMAIL_BIN;
+	check(bin, "AGENTMAIL_BIN must name the agentmail binary");
+	const binPath = resolve(bin);
+	check(existsSync(binPath), `no agentmail binary at ${binPath}`);
+
+	// A socket path must fit in about 108 bytes: a short directory in /tmp.
+	const work = mkdtempSync("/tmp/amth");
+	const sock = join(work, "s");
+	const root = join(work, "root");
+	mkdirSync(join(root, ".git"), { recursive: true });
+	const clients = [];
+	try {
+		const alicePane = tmux(sock, "-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50",
+			"-n", "alice", "-P", "-F", "#{pane_id}", "cat");
+		tmux(sock, "new-window", "-d", "-t", "proj:", "-n", "bob", "cat");
+
+		// start runs a server in a window of the session, as a user would,
+		// with the token it makes itself; exec makes the pane's process the
+		// server, so that its pid is known.
+		async function start(transport) {
+			const err = join(work, `${transport}.err`);
+			const pid = Number(tmux(sock, "new-window", "-d", "-t", "proj:", "-n", `server-${transport}`, "-P", "-F", "#{pane_pid}",
+				`cd '${root}' && exec '${binPath}' mcp --transport ${transport} --port 0 2>'${err}'`));
+			const srv = { transport, pid, err, url: "" };
+			servers.push(srv);
+			for (let i = 0; i < 500 && !srv.url; i++) {
+				const m = /serving .* at (http:\/\/127\.0\.0\.1:\d+\/\w+)\n/.exec(existsSync(err) ? readFileSync(err, "utf8") : "");
+				if (m) srv.url = m[1];
+				else await sleep(20);
+			}
+			check(srv.url, `the ${transport} server printed no URL`);
+			srv.token = readFileSync(join(root, ".agentmail", "http-token"), "utf8").trim();
+			return srv;
+		}
+		// Both start first: each has a window, which list-recipients lists.
+		const http = await start("http");
+		const sse = await start("sse");
+
+		async function connect(srv, headers) {
+			const requestInit = { headers: { Authorization: `Bearer ${srv.token}`, ...headers } };
+			const url = new URL(srv.url);
+			const transport = srv.transport === "http"
+				? new StreamableHTTPClientTransport(url, { requestInit })
+				: new SSEClientTransport(url, { requestInit });
+			const client = new Client({ name: "agentmail-interop-ts", version: "1" });
+			clients.push(client);
+			await client.connect(transport);
+			return client;
+		}
+		const call = (client, name, args) =>
+			client.callTool({ name, arguments: args ?? {} }, undefined, { timeout: requestTimeout });
+
+		for (const srv of [http, sse]) {
+			const what = `${srv.transport} (${srv.transport === "http" ? "StreamableHTTPClientTransport" : "SSEClientTransport"})`;
+			const alice = await connect(srv, { "Agentmail-Pane": alicePane });
+			check(alice.getServerVersion()?.name === "agentmail", `serverInfo ${JSON.stringify(alice.getServerVersion())}`);
+			const { tools } = await alice.listTools(undefined, { timeout: requestTimeout });
+			check(same(tools.map((t) => t.name), ["send", "receive", "status", "list-recipients"]),
+				`${what}: tools ${JSON.stringify(tools.map((t) => t.name))}`);
+
+			let res = await call(alice, "list-recipients");
+			check(!res.isError && onlyText("list-recipients", res) === "alice [you]\nbob\nserver-http\nserver-sse" &&
+				same(res.structuredContent, { recipients: [{ name: "alice", is_current: true }, { name: "bob", is_current: false },
+					{ name: "server-http", is_current: false }, { name: "server-sse", is_current: false }] }),
+				`${what}: list-recipients: ${JSON.stringify(res)}`);
+			res = await call(alice, "status", { status: "ready" });
+			check(!res.isError && onlyText("status", res) === "Status set to ready" && same(res.structuredContent, { status: "ok" }),
+				`${what}: status: ${JSON.stringify(res)}`);
+			res = await call(alice, "send", { recipient: "nobody", message: "x" });
+			check(res.isError === true && onlyText("send to nobody", res) === "recipient not found",
+				`${what}: send to nobody: ${JSON.stringify(res)}`);
+			const body = `hello over ${srv.transport} from the TypeScript SDK ✉`;
+			res = await call(alice, "send", { recipient: "bob", message: body });
+			const m = sentRE.exec(onlyText("send", res));
+			check(!res.isError && m && same(res.structuredContent, { message_id: m[1] }), `${what}: send: ${JSON.stringify(res)}`);
+			const id = m[1];
+
+			const bob = await connect(srv, { "Agentmail-Agent": "bob" });
+			res = await call(bob, "receive");
+			check(!res.isError && onlyText("receive", res) === `From: alice\nID: ${id}\n\n${body}` &&
+				same(res.structuredContent, { from: "alice", id, message: body }),
+				`${what}: bob's receive: ${JSON.stringify(res)}`);
+			res = await call(bob, "receive");
+			check(!res.isError && onlyText("empty receive", res) === "No unread messages", `${what}: bob's second receive: ${JSON.stringify(res)}`);
+
+			// With the token but no agent, a tool call is refused, never
+			// served as somebody.
+			const nobody = await connect(srv, {});
+			let err;
+			try {
+				res = await call(nobody, "receive");
+			} catch (e) {
+				err = e;
+			}
+			check(err && /no agent named/.test(err.message), `${what}: receive naming no agent: ${err ?? JSON.stringify(res)}`);
+			console.log(`http: ${what}: tools/list and all four tools as alice and bob, and no agent refused`);
+		}
+	} finally {
+		for (const c of clients) await c.close().catch(() => {});
+		for (const s of servers) {
+			try { process.kill(s.pid, "SIGTERM"); } catch { /* already gone */ }
+			if (existsSync(s.err)) logs += `[${s.transport}] ${readFileSync(s.err, "utf8")}`;
+		}
+		try { tmux(sock, "kill-server"); } catch { /* already gone */ }
+		rmSync(work, { recursive: true, force: true });
+	}
+}
+
+try {
+	await main();
+	console.log("http: ok");
+} catch (e) {
+	console.error(`http: FAIL: ${e instanceof Failure ? e.message : e.stack ?? e}`);
+	if (logs) console.error(`--- agentmail stderr:\n${logs}`);
+	process.exit(1);
+}

@@ -400,9 +400,15 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	modern := metaVersion != "" && !slices.Contains(LegacyVersions, metaVersion)
 	headerVersion := r.Header.Get(HeaderProtocol)
+	// Errors answered here name the request they refuse, when there is
+	// one: a 2026-07-28 client matches every answer to its request by id.
+	var id json.RawMessage
+	if req != nil {
+		id = req.ID
+	}
 	if headerVersion != "" && !slices.Contains(SupportedVersions, headerVersion) && !(modern && headerVersion == metaVersion) {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported "+HeaderProtocol+" "+strconv.Quote(headerVersion)+
-			"; this server speaks "+strings.Join(SupportedVersions, ", "))
+		writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: unsupported " + HeaderProtocol + " " + strconv.Quote(headerVersion) +
+			"; this server speaks " + strings.Join(SupportedVersions, ", ")})
 		return
 	}
 
@@ -422,17 +428,19 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	default:
 		session = r.Header.Get(HeaderSession)
 		if session == "" {
-			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: missing "+HeaderSession+" header; send initialize first, or use protocol "+ModernVersion+" with its _meta")
+			writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Bad Request: missing " + HeaderSession + " header; send initialize first, or use protocol " + ModernVersion + " with its _meta"})
 			return
 		}
 		var ok bool
 		if version, ok = h.sessionVersion(session); !ok {
-			httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; send initialize to start a new one")
+			writeJSON(w, http.StatusNotFound, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Not Found: unknown or ended session; send initialize to start a new one"})
 			return
 		}
 		if headerVersion != "" && headerVersion != version {
-			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: "+HeaderProtocol+" "+strconv.Quote(headerVersion)+
-				" is not the session's protocol "+version)
+			writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Bad Request: " + HeaderProtocol + " " + strconv.Quote(headerVersion) + " is not the session's protocol " + version})
 			return
 		}
 	}

@@ -425,6 +425,18 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 				Message: "Header mismatch: " + HeaderProtocol + " is " + ModernVersion + ", which has no initialize"})
 			return
 		}
+	case headerVersion == ModernVersion && req != nil && !req.IsNotification():
+		// The header says 2026-07-28 but _meta does not: the request lacks
+		// a field that revision requires, which is -32602, rather than a
+		// legacy request without its session.
+		e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: %s is %s but params._meta lacks %q", HeaderProtocol, ModernVersion, MetaProtocolVersion)}
+		if perr := (*jsonrpc.Error)(nil); errors.As(err, &perr) {
+			e = perr
+		} else if metaVersion != "" {
+			e = &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is %q but the message says %q", HeaderProtocol, headerVersion, metaVersion)}
+		}
+		writeJSON(w, http.StatusBadRequest, req.ID, e)
+		return
 	default:
 		session = r.Header.Get(HeaderSession)
 		if session == "" {

@@ -400,9 +400,15 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	modern := metaVersion != "" && !slices.Contains(LegacyVersions, metaVersion)
 	headerVersion := r.Header.Get(HeaderProtocol)
+	// Errors answered here name the request they refuse, when there is
+	// one: a 2026-07-28 client matches every answer to its request by id.
+	var id json.RawMessage
+	if req != nil {
+		id = req.ID
+	}
 	if headerVersion != "" && !slices.Contains(SupportedVersions, headerVersion) && !(modern && headerVersion == metaVersion) {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported "+HeaderProtocol+" "+strconv.Quote(headerVersion)+
-			"; this server speaks "+strings.Join(SupportedVersions, ", "))
+		writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: unsupported " + HeaderProtocol + " " + strconv.Quote(headerVersion) +
+			"; this server speaks " + strings.Join(SupportedVersions, ", ")})
 		return
 	}
 
@@ -419,20 +425,34 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 				Message: "Header mismatch: " + HeaderProtocol + " is " + ModernVersion + ", which has no initialize"})
 			return
 		}
+	case headerVersion == ModernVersion && req != nil && !req.IsNotification():
+		// The header says 2026-07-28 but _meta does not: the request lacks
+		// a field that revision requires, which is -32602, rather than a
+		// legacy request without its session.
+		e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: %s is %s but params._meta lacks %q", HeaderProtocol, ModernVersion, MetaProtocolVersion)}
+		if perr := (*jsonrpc.Error)(nil); errors.As(err, &perr) {
+			e = perr
+		} else if metaVersion != "" {
+			e = &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is %q but the message says %q", HeaderProtocol, headerVersion, metaVersion)}
+		}
+		writeJSON(w, http.StatusBadRequest, req.ID, e)
+		return
 	default:
 		session = r.Header.Get(HeaderSession)
 		if session == "" {
-			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: missing "+HeaderSession+" header; send initialize first, or use protocol "+ModernVersion+" with its _meta")
+			writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Bad Request: missing " + HeaderSession + " header; send initialize first, or use protocol " + ModernVersion + " with its _meta"})
 			return
 		}
 		var ok bool
 		if version, ok = h.sessionVersion(session); !ok {
-			httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; send initialize to start a new one")
+			writeJSON(w, http.StatusNotFound, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Not Found: unknown or ended session; send initialize to start a new one"})
 			return
 		}
 		if headerVersion != "" && headerVersion != version {
-			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: "+HeaderProtocol+" "+strconv.Quote(headerVersion)+
-				" is not the session's protocol "+version)
+			writeJSON(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Bad Request: " + HeaderProtocol + " " + strconv.Quote(headerVersion) + " is not the session's protocol " + version})
 			return
 		}
 	}
@@ -448,7 +468,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release(h.streams)
 	}
-	h.exchange(w, r, frame, req, version, session)
+	h.exchange(w, r, frame, req, version, session, modern)
 }
 
 // acquire takes a token from sem without waiting, and reports whether
@@ -509,8 +529,8 @@ func needsAgent(method string) bool {
 
 // exchange runs one message through a Server of its own and writes what it
 // says to w. version is the session's legacy revision, "" for initialize
-// and the modern era.
-func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []byte, req *jsonrpc.Request, version, session string) {
+// and the modern era; modern says the request is of the modern era.
+func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []byte, req *jsonrpc.Request, version, session string, modern bool) {
 	s := NewServer(nil, h.opt.Version, h.opt.Logf)
 	if version != "" {
 		s.protocol.Store(version)
@@ -521,6 +541,7 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []b
 	// A subscription stream sends notifications before its answer, so it
 	// is answered as events; everything else as one JSON message.
 	out.sse = req != nil && req.Method == "subscriptions/listen"
+	out.modern = modern
 	if req != nil && req.Method == "initialize" {
 		out.header = func() {
 			if v := s.negotiated(); v != "" {
@@ -710,6 +731,7 @@ type httpOut struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	sse     bool
+	modern  bool   // the answer is to a 2026-07-28 request
 	header  func() // sets headers that depend on the answer, before it is written
 	started bool
 }
@@ -726,7 +748,11 @@ func (o *httpOut) Write(line []byte) (int, error) {
 		} else {
 			o.w.Header().Set("Content-Type", "application/json")
 		}
-		o.w.WriteHeader(http.StatusOK)
+		status := http.StatusOK
+		if o.modern && !o.sse {
+			status = errorStatus(line)
+		}
+		o.w.WriteHeader(status)
 	} else if !o.sse {
 		return 0, errNoStream
 	}
@@ -744,6 +770,33 @@ func (o *httpOut) Write(line []byte) (int, error) {
 		return 0, err
 	}
 	return len(line), nil
+}
+
+// errorStatus is the HTTP status of a 2026-07-28 answer sent as JSON.
+// That revision gives an error its status too, so that a client and
+// anything between sees the failure without reading the body: 404 for a
+// method the server does not have, 400 for a request it refuses as
+// malformed (params, revision, headers). Other errors, and
+// results, are 200.
+func errorStatus(line []byte) int {
+	if !bytes.Contains(line, []byte(`"error":{`)) {
+		return http.StatusOK
+	}
+	var m struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Error == nil {
+		return http.StatusOK
+	}
+	switch m.Error.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, CodeUnsupportedProtocolVersion, CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // Serve serves the handler on ln at path (and, for HTTP+SSE, the POST

@@ -44,10 +44,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"agentmail/bench/internal/cleanup"
 	"agentmail/mailbox"
 )
 
@@ -66,39 +66,12 @@ var (
 // sessions, as the clients of today negotiate it.
 const protocol = "2025-11-25"
 
-// cleanups run at exit, in reverse order, whatever the way out.
+// The clean-ups of this program, run at exit whatever the way out.
 var (
-	cleanupMu sync.Mutex
-	cleanups  []func()
+	atExit      = cleanup.AtExit
+	runCleanups = cleanup.Run
+	fatalf      = cleanup.Fatalf
 )
-
-func atExit(f func()) {
-	cleanupMu.Lock()
-	defer cleanupMu.Unlock()
-	cleanups = append(cleanups, f)
-}
-
-func runCleanups() {
-	cleanupMu.Lock()
-	defer cleanupMu.Unlock()
-	for i := len(cleanups) - 1; i >= 0; i-- {
-		cleanups[i]()
-	}
-	cleanups = nil
-}
-
-// exiting is set by the first fatalf; the cleanups it runs make other
-// goroutines fail too, and they wait for the exit instead of reporting that.
-var exiting atomic.Bool
-
-func fatalf(format string, args ...any) {
-	if exiting.Swap(true) {
-		select {}
-	}
-	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
-	runCleanups()
-	os.Exit(1)
-}
 
 func main() {
 	if os.Getenv(floorEnv) != "" {

@@ -342,6 +342,31 @@ func notification(method string, params any) ([]byte, error) {
 }
 
 // post serves one message.
+// readBody reads a POST's body, one message of at most the frame limit,
+// and answers the request itself when it cannot (ok false). The body has a
+// deadline of its own rather than the server's ReadTimeout, which would
+// also end the wait of a receive that takes longer: once the body is read,
+// the connection is only watched for the client going away.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyWait))
+	body, err := io.ReadAll(io.LimitReader(r.Body, jsonrpc.MaxFrame+1))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: reading the request body: "+err.Error())
+		return nil, false
+	}
+	if len(body) > jsonrpc.MaxFrame {
+		// The rest of the body is not read: the connection is closed
+		// after the answer rather than drained.
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+			"message exceeds the "+strconv.Itoa(jsonrpc.MaxFrame)+"-byte limit; split it into several smaller messages")
+		return nil, false
+	}
+	return body, true
+}
+
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	if json, events := accepts(r.Header.Values("Accept")); !json || !events {
 		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: application/json, text/event-stream\"")
@@ -351,26 +376,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: send \"Content-Type: application/json\"")
 		return
 	}
-	// The body has a deadline of its own rather than the server's
-	// ReadTimeout, which would also end the wait of a receive that takes
-	// longer: once the body is read, the connection is only watched for
-	// the client going away.
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyWait))
-	body, err := io.ReadAll(io.LimitReader(r.Body, jsonrpc.MaxFrame+1))
-	rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: reading the request body: "+err.Error())
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
-	if len(body) > jsonrpc.MaxFrame {
-		// The rest of the body is not read: the connection is closed
-		// after the answer rather than drained.
-		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
-			"message exceeds the "+strconv.Itoa(jsonrpc.MaxFrame)+"-byte limit; split it into several smaller messages")
-		return
-	}
+	var err error
 	frame := bytes.TrimSpace(body)
 	batch := len(frame) > 0 && frame[0] == '['
 	var req *jsonrpc.Request

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -156,18 +155,8 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; GET the stream again")
 		return
 	}
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyWait))
-	body, err := io.ReadAll(io.LimitReader(r.Body, jsonrpc.MaxFrame+1))
-	rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: reading the request body: "+err.Error())
-		return
-	}
-	if len(body) > jsonrpc.MaxFrame {
-		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
-			"message exceeds the "+strconv.Itoa(jsonrpc.MaxFrame)+"-byte limit; split it into several smaller messages")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	// The connection reads one message a line. A line break can stand
@@ -184,7 +173,7 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.mu.Lock()
-	_, err = ss.in.Write(append(line, '\n'))
+	_, err := ss.in.Write(append(line, '\n'))
 	ss.mu.Unlock()
 	if err != nil {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: the session's stream has ended; GET the stream again")

@@ -49,29 +49,41 @@ func agentClient(ctx context.Context, getenv func(string) string, agent string) 
 	// $TMUX is "<socket>,<server pid>,<session id number>".
 	parts := strings.Split(getenv("TMUX"), ",")
 	session := "$" + parts[len(parts)-1]
+	pane, windows, err := windowPane(ctx, c, session, agent)
+	switch {
+	case err != nil:
+		return nil, err
+	case windows == 0:
+		return nil, fmt.Errorf("the agent is named %q, but no window of the tmux session %s has that name", agent, session)
+	case windows > 1:
+		return nil, fmt.Errorf("the agent is named %q, but %d windows of the tmux session %s have that name: rename all but one of them (tmux rename-window)", agent, windows, session)
+	}
+	c.Pane = pane
+	return c, nil
+}
+
+// windowPane finds the windows named name, exactly, in a tmux session
+// ("$N"), and returns how many there are and, when there is one, its
+// active pane. A name that two windows have is nobody's address: callers
+// refuse it.
+func windowPane(ctx context.Context, c *tmux.Client, session, name string) (pane string, windows int, err error) {
 	panes, err := c.ListPanes(ctx, session)
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
-	windows := map[string]string{} // window id → its active pane, or its first
+	found := map[string]string{} // window id → its active pane, or its first
 	for _, p := range panes {
-		if p.WindowName != agent {
+		if p.WindowName != name {
 			continue
 		}
-		if _, seen := windows[p.Window]; !seen || p.Active {
-			windows[p.Window] = p.ID
+		if _, seen := found[p.Window]; !seen || p.Active {
+			found[p.Window] = p.ID
 		}
 	}
-	switch len(windows) {
-	case 0:
-		return nil, fmt.Errorf("the agent is named %q, but no window of the tmux session %s has that name", agent, session)
-	case 1:
-		for _, pane := range windows {
-			c.Pane = pane
-		}
-		return c, nil
+	for _, id := range found {
+		pane = id
 	}
-	return nil, fmt.Errorf("the agent is named %q, but %d windows of the tmux session %s have that name: rename all but one of them (tmux rename-window)", agent, len(windows), session)
+	return pane, len(found), nil
 }
 
 // osAgentClient is agentClient for this process.

@@ -320,28 +320,16 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 // session and returns its active pane. A name that two windows have is
 // refused: it is nobody's address.
 func (a *agentResolver) windowPane(ctx context.Context, name string) (string, error) {
-	panes, err := a.client.ListPanes(ctx, a.session)
-	if err != nil {
+	pane, windows, err := windowPane(ctx, a.client, a.session, name)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	windows := map[string]string{} // window id → its active pane, or its first
-	for _, p := range panes {
-		if p.WindowName != name {
-			continue
-		}
-		if _, seen := windows[p.Window]; !seen || p.Active {
-			windows[p.Window] = p.ID
-		}
-	}
-	switch len(windows) {
-	case 0:
+	case windows == 0:
 		return "", fmt.Errorf("no window named %q in this server's tmux session", name)
-	case 1:
-		for _, pane := range windows {
-			return pane, nil
-		}
+	case windows == 1:
+		return pane, nil
 	}
-	return "", fmt.Errorf("%d windows of this server's tmux session are named %q: rename all but one of them (tmux rename-window) so that each agent has an address of its own", len(windows), name)
+	return "", fmt.Errorf("%d windows of this server's tmux session are named %q: rename all but one of them (tmux rename-window) so that each agent has an address of its own", windows, name)
 }
 
 // sameTmux reports whether two values of $TMUX, "<socket>,<server

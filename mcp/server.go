@@ -440,8 +440,9 @@ func (s *Server) runTool(ctx context.Context, p *params, modern bool) (toolResul
 	text, structured, err := t.call(s.svc, ctx, args, replier{s, ctx, modern})
 	if err != nil {
 		// A call cancelled by the client or by a shutdown is not answered,
-		// and not worth a log line either.
-		if ctx.Err() == nil && !errors.Is(err, jsonrpc.ErrCancelled) && !errors.Is(err, jsonrpc.ErrClosed) {
+		// and not worth a log line either; nor is one that found its
+		// agent's pane gone, which the watchdog reports in its one line.
+		if ctx.Err() == nil && !errors.Is(err, jsonrpc.ErrCancelled) && !errors.Is(err, jsonrpc.ErrClosed) && !tools.NotInTmux(err) {
 			s.logf("%s: %v", t.Name, err)
 		}
 		return toolError(err), nil

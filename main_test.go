@@ -60,6 +60,7 @@ func TestScript(t *testing.T) {
 			"agents":       cmdAgents,
 			"waitfor":      cmdWaitfor,
 			"mcpstart":     cmdMCPStart,
+			"start":        cmdStart,
 			"http":         cmdHTTP,
 			"mcpsend":      cmdMCPSend,
 			"mcpsendfile":  cmdMCPSendFile,
@@ -244,16 +245,30 @@ func cmdMCPStart(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: mcpstart name [flag...]")
 	}
-	name := args[0]
+	startAgentmail(ts, args[0], append([]string{"mcp"}, args[1:]...))
+}
+
+// cmdStart starts any agentmail command in the background, for the
+// commands that wait, such as watch: start name command [arg...]. As with
+// mcpstart, its output goes to name.out and name.err, and mcpwait waits
+// for its exit.
+func cmdStart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: start name command [arg...]")
+	}
+	startAgentmail(ts, args[0], args[1:])
+}
+
+func startAgentmail(ts *testscript.TestScript, name string, args []string) {
 	path, err := lookPathIn("agentmail", ts.Getenv("PATH"))
 	if err != nil {
-		ts.Fatalf("mcpstart: %v", err)
+		ts.Fatalf("start: %v", err)
 	}
 	out, err := os.Create(ts.MkAbs(name + ".out"))
 	ts.Check(err)
 	errf, err := os.Create(ts.MkAbs(name + ".err"))
 	ts.Check(err)
-	cmd := exec.Command(path, append([]string{"mcp"}, args[1:]...)...)
+	cmd := exec.Command(path, args...)
 	cmd.Dir = ts.Getenv("PWD")
 	if cmd.Dir == "" {
 		cmd.Dir = ts.MkAbs(".")
@@ -353,8 +368,9 @@ func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { f.Close() })
 }
 
-// cmdMCPWait waits for a server to exit with the given status within the
-// given time, measured from when mcpwait starts: mcpwait name status duration.
+// cmdMCPWait waits for a server, or a command begun with start, to exit
+// with the given status within the given time, measured from when mcpwait
+// starts: mcpwait name status duration.
 func cmdMCPWait(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: mcpwait name status duration")

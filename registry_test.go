@@ -309,16 +309,32 @@ type serverPkg struct {
 }
 
 type serverTrans struct {
-	Type string `json:"type"`
+	Type    string     `json:"type"`
+	URL     string     `json:"url,omitempty"`
+	Headers []serverKV `json:"headers,omitempty"`
 }
 
 type serverArg struct {
-	Type  string `json:"type"`
-	Value string `json:"value"`
+	Type        string `json:"type"`
+	Name        string `json:"name,omitempty"`
+	Value       string `json:"value,omitempty"`
+	ValueHint   string `json:"valueHint,omitempty"`
+	Description string `json:"description,omitempty"`
+	Default     string `json:"default,omitempty"`
+	Format      string `json:"format,omitempty"`
+}
+
+// serverKV is a header a client sends; {names} in Value are Variables.
+type serverKV struct {
+	Name        string                 `json:"name"`
+	Description string                 `json:"description"`
+	Value       string                 `json:"value"`
+	IsRequired  bool                   `json:"isRequired"`
+	Variables   map[string]serverInput `json:"variables,omitempty"`
 }
 
 type serverInput struct {
-	Name        string `json:"name"`
+	Name        string `json:"name,omitempty"`
 	Description string `json:"description"`
 	IsRequired  bool   `json:"isRequired"`
 	IsSecret    bool   `json:"isSecret"`
@@ -337,6 +353,7 @@ func serverJSON(t *testing.T, l listing, sha256 string) []byte {
 		// directory.
 		env[i] = serverInput{Name: e.Name, Description: e.Description, IsRequired: e.Required, Format: e.Format}
 	}
+	bundle := repoURL + "/releases/download/v" + registryVersion + "/" + mcpbAsset
 	return encodeJSON(t, serverFile{
 		Schema:      serverSchemaURL,
 		Name:        "io.github." + registryOwner + "/" + l.Name,
@@ -345,15 +362,46 @@ func serverJSON(t *testing.T, l listing, sha256 string) []byte {
 		Version:     registryVersion,
 		Repository:  serverRepo{URL: repoURL, Source: "github"},
 		WebsiteURL:  repoURL + "/blob/main/docs/install.md",
-		Packages: []serverPkg{{
-			RegistryType:         "mcpb",
-			Identifier:           repoURL + "/releases/download/v" + registryVersion + "/" + mcpbAsset,
-			Version:              registryVersion,
-			FileSHA256:           sha256,
-			Transport:            serverTrans{Type: "stdio"},
-			PackageArguments:     []serverArg{{Type: "positional", Value: "mcp"}},
-			EnvironmentVariables: env,
-		}},
+		Packages: []serverPkg{
+			{
+				RegistryType:         "mcpb",
+				Identifier:           bundle,
+				Version:              registryVersion,
+				FileSHA256:           sha256,
+				Transport:            serverTrans{Type: "stdio"},
+				PackageArguments:     []serverArg{{Type: "positional", Value: "mcp"}},
+				EnvironmentVariables: env,
+			},
+			// The same bundle as one HTTP server for every agent of a tmux
+			// session: started in a window of it, so it reads TMUX and
+			// TMUX_PANE there, and each client names its agent by a header.
+			{
+				RegistryType: "mcpb",
+				Identifier:   bundle,
+				Version:      registryVersion,
+				FileSHA256:   sha256,
+				Transport: serverTrans{
+					Type: "streamable-http",
+					URL:  "http://127.0.0.1:{port}/mcp",
+					Headers: []serverKV{
+						{Name: "Authorization", Value: "Bearer {token}", IsRequired: true,
+							Description: "The server's bearer token: AGENTMAIL_TOKEN, or the file .agentmail/http-token it makes on first start.",
+							Variables:   map[string]serverInput{"token": {IsRequired: true, IsSecret: true, Description: "The bearer token."}}},
+						{Name: "Agentmail-Pane", Value: "{pane}", IsRequired: true,
+							Description: "The calling agent's tmux pane (its TMUX_PANE): its window is the agent's address.",
+							Variables:   map[string]serverInput{"pane": {IsRequired: true, Description: "The agent's TMUX_PANE, such as %3."}}},
+					},
+				},
+				PackageArguments: []serverArg{
+					{Type: "positional", Value: "mcp"},
+					{Type: "named", Name: "--transport", Value: "http"},
+					{Type: "named", Name: "--port", ValueHint: "port", Default: "3000", Format: "number",
+						Description: "The loopback port to serve on."},
+				},
+				EnvironmentVariables: append(env, serverInput{Name: "AGENTMAIL_TOKEN", IsSecret: true,
+					Description: "The bearer token clients must send. Default: the one in .agentmail/http-token, made (mode 0600) on first start."}),
+			},
+		},
 		Meta: &serverMetaPP{PublisherProvided: map[string]string{
 			// The registry has no package type for Go modules; clients
 			// that build from source can use this instead of the bundle.
@@ -496,6 +544,13 @@ func TestServerJSONSchema(t *testing.T) {
 		{"package version latest", func(d map[string]any) { pkg(d)["version"] = "latest" }},
 		{"malformed SHA-256", func(d map[string]any) { pkg(d)["fileSha256"] = "not-a-digest" }},
 		{"unknown transport", func(d map[string]any) { pkg(d)["transport"] = map[string]any{"type": "websocket"} }},
+		{"HTTP transport without a URL", func(d map[string]any) {
+			delete(d["packages"].([]any)[1].(map[string]any)["transport"].(map[string]any), "url")
+		}},
+		{"HTTP header without a name", func(d map[string]any) {
+			http := d["packages"].([]any)[1].(map[string]any)["transport"].(map[string]any)
+			delete(http["headers"].([]any)[0].(map[string]any), "name")
+		}},
 		{"environment variable without a name", func(d map[string]any) {
 			delete(pkg(d)["environmentVariables"].([]any)[0].(map[string]any), "name")
 		}},

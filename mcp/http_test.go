@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -35,7 +36,40 @@ func post(h http.Handler, w http.ResponseWriter, body string) {
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Agentmail-Pane", "%0")
+	standardHeaders(r.Header, body)
 	h.ServeHTTP(w, r)
+}
+
+// standardHeaders sets the headers a client of 2026-07-28 derives from a
+// message whose _meta names a revision, as the SDKs do: that revision in
+// MCP-Protocol-Version, the method in Mcp-Method, and in Mcp-Name the
+// params.name of tools/call and prompts/get or the params.uri of
+// resources/read. A message without that _meta gets none.
+func standardHeaders(hdr http.Header, body string) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name *string        `json:"name"`
+			URI  *string        `json:"uri"`
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil {
+		return
+	}
+	version, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	if version == "" || m.Method == "" {
+		return
+	}
+	hdr.Set(mcp.HeaderProtocol, version)
+	hdr.Set(mcp.HeaderMethod, m.Method)
+	name := m.Params.Name
+	if m.Method == "resources/read" {
+		name = m.Params.URI
+	}
+	if name != nil && (m.Method == "tools/call" || m.Method == "prompts/get" || m.Method == "resources/read") {
+		hdr.Set(mcp.HeaderName, *name)
+	}
 }
 
 func aliceHandler(svc *tools.Service) *mcp.HTTPHandler {
@@ -131,6 +165,7 @@ func postSession(h http.Handler, session, body string) *httptest.ResponseRecorde
 	if session != "" {
 		r.Header.Set(mcp.HeaderSession, session)
 	}
+	standardHeaders(r.Header, body)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
@@ -323,6 +358,7 @@ func TestHTTPServeDrains(t *testing.T) {
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Agentmail-Pane", "%0")
+		standardHeaders(r.Header, body)
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
 			return "", err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -22,11 +23,15 @@ import (
 //
 // It sends by default what a well-behaved client sends: the bearer token
 // from $AGENTMAIL_TOKEN, Accept for JSON and events, Content-Type JSON,
-// and the session id from $SESSION. -H replaces a default header, or
-// removes it when given an empty value ('Host: x' sets the Host). -pane
-// and -agent name the calling agent, -tmux its tmux server. -tokenfile sends the token a file
-// holds. -size pads a ping request to N bytes
-// of body. A session id in the answer is stored in $SESSION.
+// the session id from $SESSION, and, for a message whose _meta names a
+// protocol revision, the standard headers of 2026-07-28 that clients
+// derive from it: MCP-Protocol-Version, Mcp-Method, and Mcp-Name for
+// tools/call, prompts/get and resources/read. -H replaces a default or
+// derived header, or removes it when given an empty value ('Host: x' sets
+// the Host). -pane and -agent name the calling agent, -tmux its tmux
+// server. -tokenfile sends the token a file holds. -size pads a ping
+// request to N bytes of body. A session id in the answer is stored in
+// $SESSION.
 func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	hdr := http.Header{}
 	if tok := ts.Getenv("AGENTMAIL_TOKEN"); tok != "" {
@@ -39,6 +44,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	size := -1
 	cacert := ""
+	named := map[string]bool{} // the headers -H set or removed
 	for len(args) >= 2 && strings.HasPrefix(args[0], "-") {
 		switch args[0] {
 		case "-H":
@@ -46,6 +52,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 			if !ok {
 				ts.Fatalf("http: -H %q: want 'Name: value'", args[1])
 			}
+			named[http.CanonicalHeaderKey(k)] = true
 			if v = strings.TrimSpace(v); v == "" {
 				hdr.Del(k)
 			} else {
@@ -81,6 +88,11 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		head := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`
 		pad := size - len(head) - len(`"}}`)
 		body = []byte(head + strings.Repeat("x", max(pad, 0)) + `"}}`)
+	}
+	for k, v := range standardHeaders(body) {
+		if !named[k] {
+			hdr.Set(k, v)
+		}
 	}
 	req, err := http.NewRequest(args[1], serverURL(ts, args[0]), bytes.NewReader(body))
 	ts.Check(err)
@@ -121,6 +133,38 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	if neg != (resp.StatusCode >= 300) {
 		ts.Fatalf("http: status %d", resp.StatusCode)
 	}
+}
+
+// standardHeaders returns the headers a client of 2026-07-28 derives from
+// a message whose _meta names a revision, as the SDKs do: that revision
+// in MCP-Protocol-Version, the method in Mcp-Method, and in Mcp-Name the
+// params.name of tools/call and prompts/get or the params.uri of
+// resources/read. A message without that _meta has none.
+func standardHeaders(body []byte) map[string]string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name *string        `json:"name"`
+			URI  *string        `json:"uri"`
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	version, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	if version == "" || m.Method == "" {
+		return nil
+	}
+	hdr := map[string]string{"Mcp-Protocol-Version": version, "Mcp-Method": m.Method}
+	name := m.Params.Name
+	if m.Method == "resources/read" {
+		name = m.Params.URI
+	}
+	if name != nil && (m.Method == "tools/call" || m.Method == "prompts/get" || m.Method == "resources/read") {
+		hdr["Mcp-Name"] = *name
+	}
+	return hdr
 }
 
 var urlLine = regexp.MustCompile(`at (https?://\S+)`)

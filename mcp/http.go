@@ -58,7 +58,8 @@ const (
 )
 
 // CodeHeaderMismatch is the 2026-07-28 error for an HTTP header that
-// disagrees with the message it comes with.
+// disagrees with the message it comes with, or that the message needs and
+// lacks.
 const CodeHeaderMismatch = -32020
 
 // Identity is who a request says its agent is: a pane id or a window name,
@@ -500,29 +501,78 @@ func busy(w http.ResponseWriter) {
 	httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many requests in progress; try again shortly")
 }
 
-// checkModernHeaders checks the headers a 2026-07-28 request carries
-// against its message: its protocol version (version, from its _meta),
-// method and name.
+// checkModernHeaders checks the standard headers of a 2026-07-28 request
+// against its message: MCP-Protocol-Version against its _meta's revision
+// (version), Mcp-Method against its method, and Mcp-Name against the name
+// or URI its params give. A request of that revision must carry the first
+// two, and Mcp-Name too when it calls a tool, reads a resource or gets a
+// prompt by a name: intermediaries may route on them, so a request
+// without them is refused as one whose headers disagree with it is. A
+// notification, for which the revision requires no header, and a request
+// of a revision the server lacks, which the Server answers with -32022,
+// are held only to the headers they send.
 func checkModernHeaders(hdr http.Header, req *jsonrpc.Request, p *params, version string) *jsonrpc.Error {
-	mismatch := func(name, value, want string) *jsonrpc.Error {
-		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is %q but the message says %q", name, value, want)}
+	required := version == ModernVersion && !req.IsNotification()
+	member, nameRequired := nameSource(req.Method)
+	raw, _ := p.member(member)
+	name, hasName := jsonrpc.StringValue(raw)
+	if e := checkHeader(hdr, HeaderProtocol, version, required, false); e != nil {
+		return e
 	}
-	if v := hdr.Get(HeaderProtocol); v != "" && v != version {
-		return mismatch(HeaderProtocol, v, version)
+	if e := checkHeader(hdr, HeaderMethod, req.Method, required, false); e != nil {
+		return e
 	}
-	if v := hdr.Get(HeaderMethod); v != "" && v != req.Method {
-		return mismatch(HeaderMethod, v, req.Method)
+	return checkHeader(hdr, HeaderName, name, required && nameRequired && hasName, true)
+}
+
+// nameSource returns the params member whose value a request's Mcp-Name
+// carries, and whether a 2026-07-28 request of method must send that
+// header.
+func nameSource(method string) (member string, required bool) {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name", true
+	case "resources/read":
+		return "uri", true
 	}
-	if v, ok := hdr[http.CanonicalHeaderKey(HeaderName)]; ok {
-		member := "name"
-		if strings.HasPrefix(req.Method, "resources/") {
-			member = "uri"
+	if strings.HasPrefix(method, "resources/") {
+		return "uri", false
+	}
+	return "name", false
+}
+
+// A header value that is not plain visible ASCII travels in Base64
+// between these two markers.
+const base64Prefix, base64Suffix = "=?base64?", "?="
+
+// checkHeader checks that the header name, sent once, says want. Absent,
+// it is an error only when required. With encoded, the value may be in
+// the Base64 form, which is decoded before it is compared.
+func checkHeader(hdr http.Header, name, want string, required, encoded bool) *jsonrpc.Error {
+	values, ok := hdr[http.CanonicalHeaderKey(name)]
+	if !ok {
+		if !required {
+			return nil
 		}
-		raw, _ := p.member(member)
-		want, _ := jsonrpc.StringValue(raw)
-		if len(v) != 1 || v[0] != want {
-			return mismatch(HeaderName, strings.Join(v, ", "), want)
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: missing %s header, which a %s request carries (%s: %s)", name, ModernVersion, name, want)}
+	}
+	if len(values) != 1 {
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is sent %d times; send it once, as %q", name, len(values), want)}
+	}
+	v := values[0]
+	switch {
+	case !encoded:
+	case strings.HasPrefix(v, base64Prefix) && strings.HasSuffix(v, base64Suffix) && len(v) >= len(base64Prefix)+len(base64Suffix):
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len(base64Prefix) : len(v)-len(base64Suffix)])
+		if err != nil {
+			return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s %q is not valid Base64: %v", name, v, err)}
 		}
+		v = string(b)
+	case strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r > '~' }):
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s %q holds characters that travel only in Base64 (%s…%s)", name, v, base64Prefix, base64Suffix)}
+	}
+	if v != want {
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("Header mismatch: %s is %q but the message says %q", name, v, want)}
 	}
 	return nil
 }

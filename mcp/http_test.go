@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -35,7 +36,40 @@ func post(h http.Handler, w http.ResponseWriter, body string) {
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Agentmail-Pane", "%0")
+	standardHeaders(r.Header, body)
 	h.ServeHTTP(w, r)
+}
+
+// standardHeaders sets the headers a client of 2026-07-28 derives from a
+// message whose _meta names a revision, as the SDKs do: that revision in
+// MCP-Protocol-Version, the method in Mcp-Method, and in Mcp-Name the
+// params.name of tools/call and prompts/get or the params.uri of
+// resources/read. A message without that _meta gets none.
+func standardHeaders(hdr http.Header, body string) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name *string        `json:"name"`
+			URI  *string        `json:"uri"`
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil {
+		return
+	}
+	version, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	if version == "" || m.Method == "" {
+		return
+	}
+	hdr.Set(mcp.HeaderProtocol, version)
+	hdr.Set(mcp.HeaderMethod, m.Method)
+	name := m.Params.Name
+	if m.Method == "resources/read" {
+		name = m.Params.URI
+	}
+	if name != nil && (m.Method == "tools/call" || m.Method == "prompts/get" || m.Method == "resources/read") {
+		hdr.Set(mcp.HeaderName, *name)
+	}
 }
 
 func aliceHandler(svc *tools.Service) *mcp.HTTPHandler {
@@ -131,6 +165,7 @@ func postSession(h http.Handler, session, body string) *httptest.ResponseRecorde
 	if session != "" {
 		r.Header.Set(mcp.HeaderSession, session)
 	}
+	standardHeaders(r.Header, body)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
@@ -323,6 +358,7 @@ func TestHTTPServeDrains(t *testing.T) {
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Agentmail-Pane", "%0")
+		standardHeaders(r.Header, body)
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
 			return "", err
@@ -359,4 +395,92 @@ func TestHTTPServeDrains(t *testing.T) {
 		t.Errorf("listen stream ended without its result: %q", body)
 	}
 	<-waiting
+}
+
+// postEdited serves one POST of body through h with the headers a client
+// sends, as post does, changed by edit first; it returns the recorder.
+func postEdited(h http.Handler, body string, edit func(http.Header)) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Agentmail-Pane", "%0")
+	standardHeaders(r.Header, body)
+	edit(r.Header)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// A 2026-07-28 request carries the standard headers of its revision:
+// without MCP-Protocol-Version, Mcp-Method, or the Mcp-Name of a call that
+// names a tool or resource, or with one that does not say what the
+// message says, it is refused with 400 and -32020 for its id, and reads
+// no mail. A notification, a legacy request in its session and a request
+// of a revision the server lacks are not held to them.
+func TestHTTPModernStandardHeaders(t *testing.T) {
+	svc, store := mailForAlice(t)
+	h := aliceHandler(svc)
+	receive := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"receive","arguments":{},` + modernMeta + `}}`
+	read := `{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"agentmail://inbox",` + modernMeta + `}}`
+	list := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + modernMeta + `}}`
+	del := func(name string) func(http.Header) { return func(hdr http.Header) { hdr.Del(name) } }
+	set := func(name string, values ...string) func(http.Header) {
+		return func(hdr http.Header) { hdr[http.CanonicalHeaderKey(name)] = values }
+	}
+	for _, c := range []struct {
+		what, body string
+		edit       func(http.Header)
+		id, why    string
+	}{
+		{"no Mcp-Method", list, del(mcp.HeaderMethod), `3`, `missing Mcp-Method`},
+		{"no Mcp-Method on a call", receive, del(mcp.HeaderMethod), `7`, `missing Mcp-Method`},
+		{"no Mcp-Name", receive, del(mcp.HeaderName), `7`, `missing Mcp-Name`},
+		{"no Mcp-Name for a resource", read, del(mcp.HeaderName), `"r"`, `missing Mcp-Name`},
+		{"no MCP-Protocol-Version", receive, del(mcp.HeaderProtocol), `7`, `missing MCP-Protocol-Version`},
+		{"an empty Mcp-Method", list, set(mcp.HeaderMethod, ""), `3`, `Mcp-Method`},
+		{"two Mcp-Method", list, set(mcp.HeaderMethod, "tools/list", "tools/call"), `3`, `Mcp-Method`},
+		{"Mcp-Method in capitals", list, set(mcp.HeaderMethod, "TOOLS/LIST"), `3`, `Mcp-Method`},
+		{"another Mcp-Name", receive, set(mcp.HeaderName, "send"), `7`, `Mcp-Name`},
+		{"Mcp-Name in bad Base64", receive, set(mcp.HeaderName, "=?base64?cmVjZWl2ZQ?="), `7`, `Mcp-Name`},
+		{"Mcp-Name in Base64 of another name", receive, set(mcp.HeaderName, "=?base64?c2VuZA==?="), `7`, `Mcp-Name`},
+		{"Mcp-Name not in ASCII nor Base64", receive, set(mcp.HeaderName, "récéive"), `7`, `only in Base64`},
+	} {
+		w := postEdited(h, c.body, c.edit)
+		want := `{"jsonrpc":"2.0","id":` + c.id + `,"error":{"code":-32020,"message":"Header mismatch: `
+		if w.Code != http.StatusBadRequest || !strings.HasPrefix(w.Body.String(), want) || !strings.Contains(w.Body.String(), c.why) {
+			t.Errorf("%s: status %d, body %s; want 400, %s… naming %s", c.what, w.Code, w.Body, want, c.why)
+		}
+	}
+	if n := unread(t, store); n != 1 {
+		t.Fatalf("%d unread, want 1: a refused request read mail", n)
+	}
+
+	// The Base64 form of Mcp-Name is decoded before it is compared.
+	encoded := postEdited(h, receive, set(mcp.HeaderName, "=?base64?cmVjZWl2ZQ==?="))
+	if encoded.Code != http.StatusOK || !strings.Contains(encoded.Body.String(), `"id":7,"result":{`) {
+		t.Errorf("Mcp-Name in Base64: status %d, body %s; want the receive's result", encoded.Code, encoded.Body)
+	}
+	// A notification of 2026-07-28 has no headers it must carry.
+	note := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,` + modernMeta + `}}`
+	if w := postEdited(h, note, func(hdr http.Header) {
+		hdr.Del(mcp.HeaderProtocol)
+		hdr.Del(mcp.HeaderMethod)
+	}); w.Code != http.StatusAccepted || w.Body.Len() != 0 {
+		t.Errorf("notification without headers: status %d, body %q; want 202 and nothing", w.Code, w.Body)
+	}
+	// A revision the server lacks is told so first, whatever the headers.
+	unknown := `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if w := postEdited(h, unknown, del(mcp.HeaderMethod)); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"id":8,"error":{"code":-32022,`) {
+		t.Errorf("unknown revision without Mcp-Method: status %d, body %s; want 400 and -32022", w.Code, w.Body)
+	}
+	// A legacy session's requests carry none of these headers.
+	init := postSession(h, "", initLine)
+	session := init.Header().Get(mcp.HeaderSession)
+	if init.Code != http.StatusOK || session == "" {
+		t.Fatalf("initialize: status %d, session %q: %s", init.Code, session, init.Body)
+	}
+	legacy := postSession(h, session, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list-recipients","arguments":{}}}`)
+	if legacy.Code != http.StatusOK || !strings.Contains(legacy.Body.String(), `"id":4,"result":{`) {
+		t.Errorf("legacy tools/call without Mcp-Method: status %d, body %s; want its result", legacy.Code, legacy.Body)
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"agentmail/mailbox"
-	"agentmail/tmux"
 	"agentmail/tools"
 	"context"
 	"fmt"
@@ -17,7 +16,8 @@ var cleanupCmd = &command{
 	usage:   "agentmail cleanup [--stale-hours N] [--delivered-hours N] [--dry-run]",
 	help: `Remove from the project's .agentmail/:
   - state entries of windows that are gone: no session of the tmux server
-    named by $TMUX has a window of that name (not checked outside tmux),
+    named by $AGENTMAIL_TMUX_SOCKET or $TMUX has a window of that name
+    (not checked outside tmux),
   - ready state entries neither updated nor rung within --stale-hours
     (default 48);
     work and offline entries stay while their window may be there, so
@@ -85,7 +85,7 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 	listed := time.Now()
 	if windows, err := serverWindows(ctx); err == nil {
 		opt.Windows, opt.WindowsListedAt = windows, listed
-	} else if os.Getenv("TMUX") == "" {
+	} else if os.Getenv("TMUX") == "" && os.Getenv(socketEnv) == "" {
 		fmt.Fprintln(e.stderr, "warning: not inside tmux: state entries of windows that are gone are not checked")
 	} else {
 		fmt.Fprintf(e.stderr, "warning: %v: state entries of windows that are gone are not checked\n", err)
@@ -115,21 +115,22 @@ func runCleanup(ctx context.Context, e *env, args []string) error {
 }
 
 // serverWindows returns the names of the windows of every session of the
-// tmux server named by $TMUX: the panes a mailman started without
-// $TMUX_PANE rings. An agent is gone only when no session has a window of
-// its name, so cleanup asks about them all, not only the caller's session;
-// the caller's own pane plays no part, so $TMUX_PANE is not read.
+// tmux server named by $AGENTMAIL_TMUX_SOCKET or $TMUX: the panes a
+// mailman started without $TMUX_PANE rings. An agent is gone only when no
+// session has a window of its name, so cleanup asks about them all, not
+// only the caller's session; the caller's own pane plays no part, so
+// $TMUX_PANE is not read.
 func serverWindows(ctx context.Context) ([]string, error) {
-	client, err := tmux.ServerFromEnv(func(key string) string {
+	srv, err := findServer(func(key string) string {
 		if key == "TMUX_PANE" {
 			return ""
 		}
 		return os.Getenv(key)
-	})
+	}, "")
 	if err != nil {
 		return nil, err
 	}
-	panes, err := client.ListPanes(ctx, "")
+	panes, err := srv.client.ListPanes(ctx, "")
 	if err != nil {
 		return nil, err
 	}

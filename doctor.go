@@ -22,7 +22,7 @@ import (
 
 var doctorCmd = &command{
 	summary: "Check why mail does not flow, and say how to fix it",
-	usage:   "agentmail doctor [--json]",
+	usage:   "agentmail doctor [--json] [--agent NAME] [--tmux-socket PATH]",
 	help: `Check the set-up of this agent and project, one line per check:
 
   LEVEL    CHECK: DETAIL[; fix: WHAT TO DO]
@@ -32,8 +32,9 @@ until it is fixed) or "info" (something optional is missing, or a check
 could not run because an earlier one failed). The checks, in order:
 
   tmux         tmux is on PATH, and its version (tmux -V)
-  agent        inside tmux ($TMUX, and $TMUX_PANE a live pane), and the
-               window name that is this agent's address
+  agent        inside tmux ($TMUX, and $TMUX_PANE a live pane), or the
+               agent and server named as for "agentmail mcp" (--agent,
+               --tmux-socket), and the window name that is its address
   root         the project root, and how it was found (.git or
                $AGENTMAIL_ROOT)
   permissions  .agentmail/ is 0700 and its files 0600, yours and writable
@@ -48,14 +49,23 @@ could not run because an earlier one failed). The checks, in order:
 
 An assistant with no agentmail server configured is info. One that is
 configured but does not pass the identity the server needs is a problem:
-Codex needs env_vars = ["TMUX", "TMUX_PANE"] (or --agent in args), Gemini
-CLI an env with "TMUX": "$TMUX" and "TMUX_PANE": "$TMUX_PANE", and no
-assistant may fix TMUX or TMUX_PANE to one value in env, which would make
-every session act as one pane. Each configuration file gives a line.
+Codex needs env_vars = ["TMUX", "TMUX_PANE"], Gemini CLI an env with
+"TMUX": "$TMUX" and "TMUX_PANE": "$TMUX_PANE" (either may name the agent
+with --agent instead of TMUX_PANE, and the server with --tmux-socket
+instead of TMUX), and no assistant may fix TMUX or TMUX_PANE to one value
+in env, which would make every session act as one pane. Each
+configuration file gives a line.
 
-With --json, print the same as one JSON object:
-{"ok":BOOL,"checks":[{"name","level","ok","detail","fix"}]}, where ok is
-false for a problem only.
+Flags:
+  --json              print the same as one JSON object:
+                      {"ok":BOOL,"checks":[{"name","level","ok","detail","fix"}]},
+                      where ok is false for a problem only
+  --agent NAME        check as the agent of that window name, as
+                      "agentmail mcp --agent NAME" would run
+  --tmux-socket PATH  the tmux server's socket, as for "agentmail mcp"
+
+$AGENTMAIL_AGENT and $AGENTMAIL_TMUX_SOCKET name them too, as for every
+command.
 
 Exit status: 0 when no check found a problem, 1 otherwise.`,
 	run: runDoctor,
@@ -80,10 +90,11 @@ type check struct {
 func runDoctor(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("doctor")
 	asJSON := fs.Bool("json", false, "")
+	e.id.flags(fs)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	d := &doctor{svc: e.service("warning: ")}
+	d := &doctor{svc: e.service("warning: "), id: e.id}
 	d.home, _ = os.UserHomeDir()
 	checks := d.run(ctx)
 	healthy := true
@@ -123,7 +134,8 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 // agent's session and the store.
 type doctor struct {
 	svc  *tools.Service
-	home string // "" when unknown
+	id   identity // what the flags say of the agent and the tmux server
+	home string   // "" when unknown
 	sess *tmux.Session
 	st   *mailbox.Store
 }
@@ -164,7 +176,7 @@ func (d *doctor) tmuxCheck(ctx context.Context) check {
 
 // agentCheck asks tmux who this is, exactly as send and receive do.
 func (d *doctor) agentCheck(ctx context.Context) check {
-	const fix = "run agentmail in a shell of a tmux window, where $TMUX and $TMUX_PANE are set; an assistant must pass both to its MCP server"
+	const fix = "run agentmail in a shell of a tmux window, where $TMUX and $TMUX_PANE are set; an assistant must pass both to its MCP server, or name the agent (--agent, $AGENTMAIL_AGENT) and the tmux socket (--tmux-socket, $AGENTMAIL_TMUX_SOCKET)"
 	if d.svc.Term == nil {
 		err := d.svc.TermErr
 		if err == nil {
@@ -184,7 +196,20 @@ func (d *doctor) agentCheck(ctx context.Context) check {
 			"tmux rename-window -t "+sess.Self.ID+" NAME")
 	}
 	d.sess = sess
-	return ok("agent", fmt.Sprintf("%q (pane %s, window %s)", sess.Self.Name, sess.Self.Pane, sess.Self.ID))
+	detail := fmt.Sprintf("%q (pane %s, window %s", sess.Self.Name, sess.Self.Pane, sess.Self.ID)
+	switch {
+	case d.id.agent != "":
+		detail += ", named by --agent"
+	case os.Getenv(agentEnv) != "":
+		detail += ", named by $" + agentEnv
+	}
+	switch {
+	case d.id.socket != "":
+		detail += ", tmux socket " + d.id.socket + " from --tmux-socket"
+	case os.Getenv(socketEnv) != "":
+		detail += ", tmux socket " + os.Getenv(socketEnv) + " from $" + socketEnv
+	}
+	return ok("agent", detail+")")
 }
 
 // rootCheck reports the root every command uses, and how it was found.
@@ -455,11 +480,26 @@ func (d *doctor) show(path string) string {
 // namesAgent reports whether a server's command line or environment names
 // the agent explicitly, which needs no tmux variables to find out who it is.
 func (s *mcpServer) namesAgent() bool {
-	if _, ok := s.env["AGENTMAIL_AGENT"]; ok {
+	if _, ok := s.env[agentEnv]; ok {
 		return true
 	}
-	return slices.ContainsFunc(s.args, func(a string) bool {
-		return a == "--agent" || a == "-agent" || strings.HasPrefix(a, "--agent=") || strings.HasPrefix(a, "-agent=")
+	return hasFlag(s.args, "agent")
+}
+
+// namesSocket reports whether a server's command line or environment names
+// the tmux server by its socket, which a server without $TMUX needs.
+func (s *mcpServer) namesSocket() bool {
+	if _, ok := s.env[socketEnv]; ok {
+		return true
+	}
+	return slices.Contains(s.envVars, socketEnv) || hasFlag(s.args, "tmux-socket")
+}
+
+// hasFlag reports whether args hold the flag name, in any of the forms
+// that agentmail takes.
+func hasFlag(args []string, name string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == "--"+name || a == "-"+name || strings.HasPrefix(a, "--"+name+"=") || strings.HasPrefix(a, "-"+name+"=")
 	})
 }
 
@@ -652,6 +692,9 @@ func (d *doctor) geminiChecks() []check {
 			return problem("", fmt.Sprintf("env sets %s to %q, not $%s: every session would act as that one pane", k, v, k), fix)
 		}
 		if s.namesAgent() {
+			if _, ok := s.env["TMUX"]; !ok && !s.namesSocket() {
+				return problem("", "it names its agent, but env does not pass TMUX and no --tmux-socket names the tmux server", `give it "env": {"TMUX": "$TMUX"}, or "--tmux-socket", PATH in args`)
+			}
 			return ok("", "agentmail configured, naming its agent explicitly")
 		}
 		var missing []string
@@ -722,6 +765,9 @@ func (d *doctor) codexChecks() []check {
 			return problem("", fmt.Sprintf("env sets %s to %q: %s", k, v, why), "remove it from env; "+fix)
 		}
 		if s.namesAgent() {
+			if !slices.Contains(s.envVars, "TMUX") && !s.namesSocket() {
+				return problem("", "args name the agent, but env_vars does not name TMUX and no --tmux-socket names the tmux server", `add env_vars = ["TMUX"] to [mcp_servers.`+s.name+`], or "--tmux-socket", PATH to its args`)
+			}
 			return ok("", "agentmail configured, naming its agent explicitly")
 		}
 		var missing []string

@@ -18,7 +18,6 @@ import (
 	"agentmail/internal/text"
 	"agentmail/mailbox"
 	"agentmail/mailman"
-	"agentmail/tmux"
 )
 
 // defaultEnterDelay is the pause between typing the ring and pressing
@@ -48,8 +47,8 @@ presses Enter. It never types a message.
     .agentmailignore are never rung.
   - It serves the windows of the tmux session it is started from, or every
     session of the server when $TMUX_PANE is not set (set, it must be a
-    pane id). It needs $TMUX, and
-    stops when that tmux server or session goes away.
+    pane id). It needs $TMUX, or $AGENTMAIL_TMUX_SOCKET naming the
+    server's socket, and stops when that tmux server or session goes away.
 
 One mailman runs per project: another start fails with "mailman already
 running (PID: N)" and exit status 2. In the foreground it logs to standard
@@ -136,10 +135,11 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 // daemon when daemon is set. report, when not nil, is told how the start of
 // a daemon child went.
 func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string, daemon bool, enterDelay time.Duration, report *mailman.StartReport) error {
-	client, err := tmux.ServerFromEnv(os.Getenv)
+	srv, err := findServer(os.Getenv, "")
 	if err != nil {
 		return err
 	}
+	client := srv.client
 	client.EnterDelay = enterDelay
 	// The scope is resolved once: a session id stays valid for the
 	// session's lifetime, even after the pane it was learned from closes.

@@ -67,11 +67,12 @@ func lookup(name string) *command {
 	return nil
 }
 
-// env is what a command runs with: its I/O. The environment is the
-// process's own (os.Getenv).
+// env is what a command runs with: its I/O, and who the caller is as far
+// as its flags say (id). The environment is the process's own (os.Getenv).
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	id             identity
 }
 
 // run is the whole program, apart from the exit.

@@ -16,18 +16,20 @@ import (
 
 var mcpCmd = &command{
 	summary: "Run the MCP server on standard input and output, or over HTTP",
-	usage:   "agentmail mcp [--agent NAME] [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
+	usage:   "agentmail mcp [--agent NAME] [--tmux-socket PATH] [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
 	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
 receive, status and list-recipients. Logs go to standard error.
 
 With --transport stdio (the default) it serves one agent on standard input
-and output, one message a line. It must run inside tmux ($TMUX set). The
-agent is the window of $TMUX_PANE, or the window that --agent (or
-$AGENTMAIL_AGENT) names in the session $TMUX names, for clients that pass
-no $TMUX_PANE; a name no window or two windows have, or one that disagrees
-with $TMUX_PANE's window, is refused. It exits 0 when its input ends, and 1
-when the agent's pane, session or tmux server goes away (a new tmux server
-on the same socket counts as gone).
+and output, one message a line. The tmux server is the one on the socket
+--tmux-socket (or $AGENTMAIL_TMUX_SOCKET) names, else $TMUX's; a socket
+that $TMUX contradicts is refused. The agent is the window of $TMUX_PANE,
+or the window that --agent (or $AGENTMAIL_AGENT) names, for clients that
+pass no $TMUX_PANE: in the session $TMUX names, or, without $TMUX, in any
+session of the server. A name no window or two windows have, or one that
+disagrees with $TMUX_PANE's window, is refused. It exits 0 when its input
+ends, and 1 when the agent's pane, session or tmux server goes away (a new
+tmux server on the same socket counts as gone).
 
 With --transport http it serves Streamable HTTP for every agent of the
 tmux session it runs in, and prints the URL it serves on standard error.
@@ -43,8 +45,11 @@ With --transport sse it serves the older HTTP+SSE transport (protocol
 GET the stream at the path (default /sse), which names the endpoint to
 POST messages to; the agent is named in the headers of the GET.
 
-Options (all but --transport and --agent need --transport http or sse):
+Options (all but --transport, --agent and --tmux-socket need --transport
+http or sse):
   --agent NAME            the agent's window name (stdio only)
+  --tmux-socket PATH      the tmux server's socket, for a client that passes
+                          no $TMUX (tmux -S PATH)
   --transport T           stdio, http or sse (default stdio)
   --host HOST             the address to listen on (default 127.0.0.1; a
                           non-loopback address without TLS gets a warning)
@@ -61,6 +66,9 @@ Environment:
   TMUX_PANE        the pane of the agent (stdio), or of the server (http),
                    whose session holds the agents it serves (set by tmux)
   AGENTMAIL_AGENT  the agent's window name, as --agent (for every command)
+  AGENTMAIL_TMUX_SOCKET
+                   the tmux server's socket, as --tmux-socket (for every
+                   command)
   AGENTMAIL_ROOT   the project root, instead of the nearest directory with
                    .git
   AGENTMAIL_TOKEN  the HTTP bearer token; without it the server uses the one
@@ -68,6 +76,8 @@ Environment:
 
 Examples:
   agentmail mcp
+  agentmail mcp --tmux-socket /tmp/tmux-1000/default --agent alice
+      for a client that passes neither $TMUX nor $TMUX_PANE
   agentmail mcp --transport http --port 3000
       with, in the client's configuration (Claude Code's .mcp.json):
       {"type": "http", "url": "http://127.0.0.1:3000/mcp",
@@ -89,7 +99,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))
 	}
-	client, err := osAgentClient(ctx, opts.agent)
+	client, err := osAgentClient(ctx, identity{agent: opts.agent, socket: opts.socket})
 	if err != nil {
 		logf("%v", err)
 		return &exitError{code: 1}

@@ -37,6 +37,7 @@ type mcpOptions struct {
 	tlsCert      string
 	tlsKey       string
 	agent        string
+	socket       string
 }
 
 // parseMCPFlags parses the flags of "agentmail mcp". The HTTP flags are
@@ -53,6 +54,7 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "")
 	fs.StringVar(&o.agent, "agent", "", "")
+	fs.StringVar(&o.socket, "tmux-socket", "", "")
 	if err := noArgs(fs, args); err != nil {
 		return nil, err
 	}
@@ -60,7 +62,7 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	case "stdio":
 		var httpFlag string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "transport" && f.Name != "agent" && httpFlag == "" {
+			if f.Name != "transport" && f.Name != "agent" && f.Name != "tmux-socket" && httpFlag == "" {
 				httpFlag = f.Name
 			}
 		})
@@ -121,8 +123,14 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 		return usagef("--no-token is only allowed on a loopback address, not on %q: anybody who can reach the port could read every agent's mail", o.host)
 	}
 	// The server's own pane names the tmux session whose agents it serves,
-	// as an agent's pane does for stdio.
-	client, err := tmux.FromEnv(os.Getenv)
+	// as an agent's pane does for stdio; $AGENTMAIL_AGENT names no agent
+	// here, since each request names its own.
+	client, err := agentClient(ctx, func(k string) string {
+		if k == agentEnv {
+			return ""
+		}
+		return os.Getenv(k)
+	}, identity{socket: o.socket})
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -10,11 +10,12 @@ import (
 )
 
 // service builds the shared layer for this process: the project's mailbox
-// and the caller's tmux, each with the reason when it is unavailable.
+// and the caller's tmux (see agentClient; e.id holds what the flags say),
+// each with the reason when it is unavailable.
 func (e *env) service(warnPrefix string) *tools.Service {
 	svc := &tools.Service{}
 	svc.Store, svc.StoreErr = e.findStore(warnPrefix)
-	if c, err := osAgentClient(context.Background(), ""); err != nil {
+	if c, err := osAgentClient(context.Background(), e.id); err != nil {
 		svc.TermErr = err
 	} else {
 		svc.Term = c

@@ -206,14 +206,14 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 // checks with a first command that it answers.
 func (k *Control) open(ctx context.Context, c *Client) error {
 	// The session is asked of a process: this connection is not open yet.
-	sessionID, err := (&Client{Bin: c.Bin}).SessionOf(ctx, c.Pane)
+	sessionID, err := (&Client{Bin: c.Bin, Socket: c.Socket}).SessionOf(ctx, c.Pane)
 	if err != nil {
 		return err
 	}
 	// attach-session starts a tmux server when none runs on the socket,
 	// with the user's configuration; -N keeps a control client opened just
 	// as the agent's server goes from starting another one in its place.
-	proc := exec.Command(cmp.Or(c.Bin, "tmux"), "-N", "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)
+	proc := exec.Command(cmp.Or(c.Bin, "tmux"), c.argv("-N", "-C", "attach-session", "-E", "-f", "ignore-size,no-output", "-t", sessionID)...)
 	proc.SysProcAttr = controlAttr()
 	stdin, err := proc.StdinPipe()
 	if err != nil {

@@ -53,26 +53,57 @@ type Pane struct {
 // the pane or the server is gone the error wraps ErrNotInTmux; so it does
 // when ServerPID is set and another server now answers on the socket.
 func (c *Client) SessionOf(ctx context.Context, pane string) (string, error) {
+	pid, id, err := c.paneServer(ctx, pane)
+	if err != nil {
+		return "", err
+	}
+	if err := c.sameServer(pid); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// PinServer sets ServerPID, when it is empty, to the pid of the tmux server
+// that holds Pane now. $TMUX carries that pid; a Client built from a socket
+// alone has none until it is pinned, and then, like one built from $TMUX,
+// takes a server started anew on the same socket for its own being gone.
+// It fails with an error that wraps ErrNotInTmux when the pane or the
+// server is not there. It sets a field: call it before the Client is
+// shared.
+func (c *Client) PinServer(ctx context.Context) error {
+	pid, _, err := c.paneServer(ctx, c.Pane)
+	if err != nil {
+		return err
+	}
+	if err := c.sameServer(pid); err != nil {
+		return err
+	}
+	if c.ServerPID == "" {
+		c.ServerPID = pid
+	}
+	return nil
+}
+
+// paneServer asks for the pid of the server and the id of the session
+// that hold pane. The pid is "" from a tmux that prints nothing for #{pid}.
+func (c *Client) paneServer(ctx context.Context, pane string) (pid, session string, err error) {
 	if !isPaneID(pane) {
-		return "", fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
+		return "", "", fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
 	}
 	out, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{pid} #{session_id}")
 	if err != nil {
-		return "", classifyTarget(err, "pane "+pane)
+		return "", "", classifyTarget(err, "pane "+pane)
 	}
 	// tmux 3.3a answers "display -p -t %N" for a pane that no longer exists
 	// with exit status 0 and an empty line, so the exit status alone proves
 	// nothing: only a session id counts as an answer. It is the first line:
 	// a tmux hook run after the command may print more.
 	line, _, _ := strings.Cut(out, "\n")
-	pid, id, _ := strings.Cut(line, " ")
-	if !isID(id, '$') {
-		return "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
+	pid, session, _ = strings.Cut(line, " ")
+	if !isID(session, '$') {
+		return "", "", &goneError{msg: fmt.Sprintf("tmux pane %s not found", pane)}
 	}
-	if err := c.sameServer(pid); err != nil {
-		return "", err
-	}
-	return id, nil
+	return pid, session, nil
 }
 
 // sameServer checks pid, the #{pid} of an answer, against ServerPID, and

@@ -10,8 +10,9 @@
 // The client runs the tmux binary with the process environment, one process
 // a command, or asks its queries through a long-lived control-mode client
 // (see Control). A tmux client talks to the server named by the socket path
-// in $TMUX, so the package needs no socket option: tests point $TMUX at a
-// private server.
+// in $TMUX, unless the Client names a socket of its own (Socket), which
+// every command then gets as "tmux -S PATH": for a caller whose environment
+// has no $TMUX. Tests point $TMUX, or Socket, at a private server.
 //
 // Client is a concrete type on purpose; packages that use it declare the small
 // interface they need, and their tests use a fake of that interface.
@@ -46,6 +47,12 @@ var ErrNotInTmux = errors.New("not running inside tmux")
 type Client struct {
 	// Bin is the tmux binary to run; "" means "tmux" looked up on $PATH.
 	Bin string
+
+	// Socket, when not empty, is the path of the tmux server's socket,
+	// given to every tmux command and to the control client as -S. When
+	// it is empty, tmux finds the server as it always does: by the socket
+	// path in $TMUX, else its default socket.
+	Socket string
 
 	// Pane is the caller's own pane id, "%N", normally taken from $TMUX_PANE.
 	// Session, Alive and the control connection ask about this pane; Type
@@ -227,6 +234,7 @@ func (c *Client) query(ctx context.Context, args ...string) (string, error) {
 // failure is always a *RunError carrying the argv and the trimmed standard
 // error, because tmux explains itself only on standard error.
 func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
+	args = c.argv(args...)
 	cmd := exec.CommandContext(ctx, cmp.Or(c.Bin, "tmux"), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
@@ -248,6 +256,15 @@ func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 		return "", &RunError{Args: args, Err: err, Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
+}
+
+// argv is args as the tmux binary takes them: after "-S Socket" when the
+// Client names a socket.
+func (c *Client) argv(args ...string) []string {
+	if c.Socket == "" {
+		return args
+	}
+	return append([]string{"-S", c.Socket}, args...)
 }
 
 // pipeWait bounds how long exec waits for a tmux process's output pipes to

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"agentmail/internal/mcptest"
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -89,9 +89,9 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		pad := size - len(head) - len(`"}}`)
 		body = []byte(head + strings.Repeat("x", max(pad, 0)) + `"}}`)
 	}
-	for k, v := range standardHeaders(body) {
+	for k, v := range mcptest.StandardHeaders(body) {
 		if !named[k] {
-			hdr.Set(k, v)
+			hdr[k] = v
 		}
 	}
 	req, err := http.NewRequest(args[1], serverURL(ts, args[0]), bytes.NewReader(body))
@@ -133,38 +133,6 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	if neg != (resp.StatusCode >= 300) {
 		ts.Fatalf("http: status %d", resp.StatusCode)
 	}
-}
-
-// standardHeaders returns the headers a client of 2026-07-28 derives from
-// a message whose _meta names a revision, as the SDKs do: that revision
-// in MCP-Protocol-Version, the method in Mcp-Method, and in Mcp-Name the
-// params.name of tools/call and prompts/get or the params.uri of
-// resources/read. A message without that _meta has none.
-func standardHeaders(body []byte) map[string]string {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name *string        `json:"name"`
-			URI  *string        `json:"uri"`
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil {
-		return nil
-	}
-	version, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
-	if version == "" || m.Method == "" {
-		return nil
-	}
-	hdr := map[string]string{"Mcp-Protocol-Version": version, "Mcp-Method": m.Method}
-	name := m.Params.Name
-	if m.Method == "resources/read" {
-		name = m.Params.URI
-	}
-	if name != nil && (m.Method == "tools/call" || m.Method == "prompts/get" || m.Method == "resources/read") {
-		hdr["Mcp-Name"] = *name
-	}
-	return hdr
 }
 
 var urlLine = regexp.MustCompile(`at (https?://\S+)`)

@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"agentmail/internal/mcptest"
 	"agentmail/mailbox"
 	"agentmail/mcp"
 	"agentmail/tools"
@@ -40,35 +40,11 @@ func post(h http.Handler, w http.ResponseWriter, body string) {
 	h.ServeHTTP(w, r)
 }
 
-// standardHeaders sets the headers a client of 2026-07-28 derives from a
-// message whose _meta names a revision, as the SDKs do: that revision in
-// MCP-Protocol-Version, the method in Mcp-Method, and in Mcp-Name the
-// params.name of tools/call and prompts/get or the params.uri of
-// resources/read. A message without that _meta gets none.
+// standardHeaders sets the headers a client of 2026-07-28 derives from
+// the message body.
 func standardHeaders(hdr http.Header, body string) {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name *string        `json:"name"`
-			URI  *string        `json:"uri"`
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal([]byte(body), &m) != nil {
-		return
-	}
-	version, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
-	if version == "" || m.Method == "" {
-		return
-	}
-	hdr.Set(mcp.HeaderProtocol, version)
-	hdr.Set(mcp.HeaderMethod, m.Method)
-	name := m.Params.Name
-	if m.Method == "resources/read" {
-		name = m.Params.URI
-	}
-	if name != nil && (m.Method == "tools/call" || m.Method == "prompts/get" || m.Method == "resources/read") {
-		hdr.Set(mcp.HeaderName, *name)
+	for k, v := range mcptest.StandardHeaders([]byte(body)) {
+		hdr[k] = v
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -295,15 +296,8 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 		if !isPaneID(pane) {
 			return nil, fmt.Errorf("%s %q is not a pane id like %%3", mcp.HeaderPane, pane)
 		}
-		session, err := a.client.SessionOf(ctx, pane)
-		if errors.Is(err, tmux.ErrNotInTmux) {
-			return nil, fmt.Errorf("pane %s not found on this server's tmux", pane)
-		}
-		if err != nil {
+		if err := a.inSession(ctx, pane); err != nil {
 			return nil, err
-		}
-		if session != a.session {
-			return nil, fmt.Errorf("pane %s is not in this server's tmux session", pane)
 		}
 	} else {
 		var err error
@@ -314,6 +308,28 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 	c := *a.client
 	c.Pane = pane
 	return &tools.Service{Store: a.store, Term: &c}, nil
+}
+
+// inSession checks that pane is in the server's session. The list of the
+// session's panes answers most calls without a question of their own to
+// tmux, since the control connection keeps it (tmux.Client.ListPanes);
+// tmux is asked where a pane is that the list does not hold.
+func (a *agentResolver) inSession(ctx context.Context, pane string) error {
+	panes, err := a.client.ListPanes(ctx, a.session)
+	if err == nil && slices.ContainsFunc(panes, func(p tmux.Pane) bool { return p.ID == pane }) {
+		return nil
+	}
+	session, err := a.client.SessionOf(ctx, pane)
+	if errors.Is(err, tmux.ErrNotInTmux) {
+		return fmt.Errorf("pane %s not found on this server's tmux", pane)
+	}
+	if err != nil {
+		return err
+	}
+	if session != a.session {
+		return fmt.Errorf("pane %s is not in this server's tmux session", pane)
+	}
+	return nil
 }
 
 // windowPane finds the window named name, exactly, in the server's

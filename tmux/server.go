@@ -91,7 +91,9 @@ func (c *Client) sameServer(pid string) error {
 // every session of the server when session is "", in tmux order. A pane is
 // listed once even when its window is linked into several sessions. The
 // window names are verbatim, as in Session. When the session or the server
-// is gone the error wraps ErrNotInTmux.
+// is gone the error wraps ErrNotInTmux. The session a control connection
+// is attached to is answered from the list the connection keeps (see
+// listing).
 func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) {
 	what, scope := "server", []string{"-a"}
 	if session != "" {
@@ -100,9 +102,21 @@ func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) 
 		}
 		what, scope = "session "+session, []string{"-s", "-t", session}
 	}
-	rows, err := c.paneRows(ctx, what, scope...)
-	if err != nil {
-		return nil, err
+	// One time limit for the whole question, as in Session.
+	ctx, cancel := context.WithTimeoutCause(ctx, queryTimeout, errNoAnswer)
+	defer cancel()
+	var rows []paneRow
+	listed := false
+	if session != "" {
+		var of string
+		rows, of, listed = c.listedRows(ctx)
+		listed = listed && of == session
+	}
+	if !listed {
+		var err error
+		if rows, err = c.paneRows(ctx, what, scope...); err != nil {
+			return nil, err
+		}
 	}
 	panes := make([]Pane, 0, len(rows))
 	seen := make(map[string]bool, len(rows))

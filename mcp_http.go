@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -307,16 +306,28 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 	}
 	c := *a.client
 	c.Pane = pane
-	return &tools.Service{Store: a.store, Term: &c}, nil
+	return &tools.Service{Store: a.store, Term: sessionTerm{client: &c, session: a.session}}, nil
 }
 
-// inSession checks that pane is in the server's session. The list of the
-// session's panes answers most calls without a question of their own to
-// tmux, since the control connection keeps it (tmux.Client.ListPanes);
-// tmux is asked where a pane is that the list does not hold.
+// sessionTerm is the tmux of an agent that an HTTP request names. Its
+// Session is always the server's session, and fails when the agent's pane
+// is no longer there, so that no call is served as an agent of another
+// session, whatever happened since the request was resolved.
+type sessionTerm struct {
+	client  *tmux.Client
+	session string // the server's session, "$N"
+}
+
+func (t sessionTerm) Session(ctx context.Context) (*tmux.Session, error) {
+	return t.client.SessionIn(ctx, t.session)
+}
+
+// inSession checks that pane is in the server's session. A pane in the
+// list of the session's panes that the control connection keeps is taken
+// without a question to tmux, since the tool call asks again
+// (sessionTerm); tmux is asked where any other pane is.
 func (a *agentResolver) inSession(ctx context.Context, pane string) error {
-	panes, err := a.client.ListPanes(ctx, a.session)
-	if err == nil && slices.ContainsFunc(panes, func(p tmux.Pane) bool { return p.ID == pane }) {
+	if a.client.Control.Listed(a.session, pane) {
 		return nil
 	}
 	session, err := a.client.SessionOf(ctx, pane)

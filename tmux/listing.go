@@ -54,8 +54,7 @@ var listingMaxAge = time.Second
 // listedRows returns the rows of "list-panes -s" for the session the
 // control connection is attached to, and that session. ok is false when
 // there is no open connection or the list cannot be had from it; the
-// caller then asks tmux as it would without a connection, so the listing
-// changes no answer, only its speed.
+// caller then asks tmux as it would without a connection.
 func (c *Client) listedRows(ctx context.Context) (rows []paneRow, session string, ok bool) {
 	k := c.Control
 	if k == nil || !k.sync(ctx) {
@@ -94,6 +93,23 @@ func (c *Client) listedSession(ctx context.Context) (*Session, bool) {
 	}
 	s, err := buildSession(rows, c.Pane)
 	return s, err == nil
+}
+
+// Listed reports whether the list k keeps of session ("$N") holds pane,
+// without asking tmux: only a list that is current as far as the
+// connection has read counts. A change made a moment ago, or one that
+// tmux does not report, can still be missing from it (see listing), so
+// the answer is a hint: it may spare a question whose answer is checked
+// again, as SessionIn does, never replace one.
+func (k *Control) Listed(session, pane string) bool {
+	if k == nil {
+		return false
+	}
+	l := &k.listing
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.session == session && l.epoch == k.epoch.Load() && time.Since(l.at) < listingMaxAge &&
+		slices.ContainsFunc(l.rows, func(r paneRow) bool { return r.pane == pane })
 }
 
 // sync returns true once tmux has answered, on the open connection, a

@@ -2,18 +2,20 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
 )
 
-// TestListingFollowsChanges checks that Session and ListPanes through a
-// control connection, which keeps the list of its session's panes between
-// calls, answer as tmux processes do at once after each change a user makes:
-// windows renamed (the caller's own too), opened, closed and moved to
-// another session, panes split, selected and closed. Each change is made
-// by a tmux process that has ended before Session is called, as a user's
-// command has, so a list kept past a change fails it.
+// TestListingFollowsChanges checks that Session, SessionIn and ListPanes
+// through a control connection, which keeps the list of its session's
+// panes between calls, answer as tmux processes do at once after each
+// change a user makes: windows renamed (the caller's own too), opened,
+// closed, moved to another session and linked from one, panes split,
+// selected and closed. Each change is made by a tmux process that has
+// ended before the next call, as a user's command has, so a list kept
+// past a change fails it.
 func TestListingFollowsChanges(t *testing.T) {
 	ctx := context.Background()
 	s, c := openControl(t)
@@ -49,6 +51,13 @@ func TestListingFollowsChanges(t *testing.T) {
 		if !slices.Equal(gotPanes, wantPanes) {
 			t.Errorf("after %s: ListPanes through control\n got %+v\nwant %+v", after, gotPanes, wantPanes)
 		}
+		in, err := c.SessionIn(ctx, session)
+		if err != nil {
+			t.Fatalf("after %s: SessionIn through control: %v", after, err)
+		}
+		if in.Self != want.Self || !slices.Equal(in.Windows, want.Windows) {
+			t.Errorf("after %s: SessionIn through control\n got %+v\nwant %+v", after, in, want)
+		}
 	}
 	check("opening")
 	// Without a change the list is kept: the next call does not ask for
@@ -69,6 +78,9 @@ func TestListingFollowsChanges(t *testing.T) {
 	check("killing a window")
 	s.tmux("move-window", "-s", s.windowOf(dave), "-t", "keep:")
 	check("moving a window to another session")
+	if _, err := (&Client{Pane: dave, Control: k}).SessionIn(ctx, session); !errors.Is(err, ErrNotInTmux) {
+		t.Errorf("SessionIn of a pane moved to another session = %v, want ErrNotInTmux", err)
+	}
 	split := s.tmux("split-window", "-d", "-t", bob, "-P", "-F", "#{pane_id}", "cat")
 	check("splitting a window")
 	s.tmux("select-pane", "-t", split)

@@ -30,9 +30,10 @@ import (
 // notification it wrote before, so every change made before the call
 // began has then been counted.
 //
-// tmux does not report everything: swap-window, and commands that hooks
-// run, change windows without a notification (tmux 3.3a). A list is
-// therefore also kept for no longer than listingMaxAge.
+// tmux does not report everything: swap-window, and the commands of hooks
+// on tmux's own notifications (window-linked, say), change windows without
+// a notification (tmux 3.3a). A list is therefore also kept for no longer
+// than listingMaxAge.
 //
 // A window linked into several sessions is taken for one of the attached
 // session when the list holds it, where tmux, asked about one of its

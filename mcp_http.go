@@ -303,15 +303,8 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 		if !isPaneID(pane) {
 			return nil, fmt.Errorf("%s %q is not a pane id like %%3", mcp.HeaderPane, pane)
 		}
-		session, err := a.client.SessionOf(ctx, pane)
-		if errors.Is(err, tmux.ErrNotInTmux) {
-			return nil, fmt.Errorf("pane %s not found on this server's tmux", pane)
-		}
-		if err != nil {
+		if err := a.inSession(ctx, pane); err != nil {
 			return nil, err
-		}
-		if session != a.session {
-			return nil, fmt.Errorf("pane %s is not in this server's tmux session", pane)
 		}
 	} else {
 		var err error
@@ -321,7 +314,41 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 	}
 	c := *a.client
 	c.Pane = pane
-	return &tools.Service{Store: a.store, Term: &c}, nil
+	return &tools.Service{Store: a.store, Term: sessionTerm{client: &c, session: a.session}}, nil
+}
+
+// sessionTerm is the tmux of an agent that an HTTP request names. Its
+// Session is always the server's session, and fails when the agent's pane
+// is no longer there, so that no call is served as an agent of another
+// session, whatever happened since the request was resolved.
+type sessionTerm struct {
+	client  *tmux.Client
+	session string // the server's session, "$N"
+}
+
+func (t sessionTerm) Session(ctx context.Context) (*tmux.Session, error) {
+	return t.client.SessionIn(ctx, t.session)
+}
+
+// inSession checks that pane is in the server's session. A pane in the
+// list of the session's panes that the control connection keeps is taken
+// without a question to tmux, since the tool call asks again
+// (sessionTerm); tmux is asked where any other pane is.
+func (a *agentResolver) inSession(ctx context.Context, pane string) error {
+	if a.client.Control.Listed(a.session, pane) {
+		return nil
+	}
+	session, err := a.client.SessionOf(ctx, pane)
+	if errors.Is(err, tmux.ErrNotInTmux) {
+		return fmt.Errorf("pane %s not found on this server's tmux", pane)
+	}
+	if err != nil {
+		return err
+	}
+	if session != a.session {
+		return fmt.Errorf("pane %s is not in this server's tmux session", pane)
+	}
+	return nil
 }
 
 // windowPane finds the window named name, exactly, in the server's

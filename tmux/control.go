@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,6 +64,21 @@ type Control struct {
 	changesMu    sync.Mutex
 	changes      chan struct{} // see Changes
 	changesEnded bool          // changes is closed
+
+	// epoch counts every notification tmux sent on the connection, and
+	// every opening and end of a connection: while it stays the same,
+	// tmux has reported no change (see listing).
+	epoch atomic.Uint64
+	// attached is the id ("$N") of the session the connection is
+	// attached to: the session whose windows tmux reports changes of.
+	attached atomic.Value // string
+
+	// sent counts the commands written on the connection, and answered
+	// is the number of the last one answered (under mu): see sync.
+	sent     atomic.Uint64
+	answered uint64
+
+	listing listing // the panes of the attached session; see listing.go
 }
 
 // Changes returns a channel that receives a value when tmux reports, on the
@@ -125,6 +141,17 @@ func isChangeNotice(line string) bool {
 	return false
 }
 
+// sessionChanged returns the session id of a "%session-changed $N name"
+// notice: the connection's client is now attached to that session.
+func sessionChanged(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "%session-changed ")
+	if !ok {
+		return "", false
+	}
+	id, _, _ := strings.Cut(rest, " ")
+	return id, isID(id, '$')
+}
+
 type controlState int
 
 const (
@@ -170,8 +197,8 @@ func (k *Control) run(ctx context.Context, c *Client, args []string) (string, er
 	// A query ended by its caller is not sent. Once sent, its answer is
 	// waited for (see roundTrip), so that a cancelled tool call does not
 	// cost the connection.
-	if err := ctx.Err(); err != nil {
-		return "", &RunError{Args: args, Err: err}
+	if ctx.Err() != nil {
+		return "", &RunError{Args: args, Err: contextError(ctx)}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -233,6 +260,8 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 	k.blocks = make(chan controlBlock, 4)
 	k.exited = make(chan struct{})
 	k.garbled = false
+	k.attached.Store(sessionID)
+	k.epoch.Add(1)
 	go k.read(stdout)
 	k.state = controlOpen
 	k.openedAt = time.Now()
@@ -253,6 +282,7 @@ func (k *Control) open(ctx context.Context, c *Client) error {
 // step. A tmux that does not answer within controlTimeout gives the
 // connection up.
 func (k *Control) roundTrip(line string) (controlBlock, error) {
+	n := k.sent.Add(1)
 	if _, err := io.WriteString(k.stdin, line+"\n"); err != nil {
 		return controlBlock{}, err
 	}
@@ -260,6 +290,7 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 	defer t.Stop()
 	select {
 	case b := <-k.blocks:
+		k.answered = n
 		return b, nil
 	case <-k.exited:
 		return controlBlock{}, errNoControl
@@ -285,10 +316,11 @@ func (k *Control) roundTrip(line string) (controlBlock, error) {
 // Any other line outside a block means the output can no longer be
 // followed, and the connection is given up for good (garbled).
 // Notifications in changeNotices, and the end of the output, are passed on
-// to Changes.
+// to Changes. Every notification, and the end, count in epoch.
 func (k *Control) read(r io.Reader) {
 	defer k.changed()
 	defer close(k.exited)
+	defer k.epoch.Add(1)
 	defer k.stdin.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4<<10), 16<<20)
@@ -305,6 +337,10 @@ func (k *Control) read(r io.Reader) {
 				continue
 			}
 			if strings.HasPrefix(line, "%") {
+				if id, ok := sessionChanged(line); ok {
+					k.attached.Store(id)
+				}
+				k.epoch.Add(1)
 				if isChangeNotice(line) {
 					k.changed()
 				}
@@ -372,6 +408,7 @@ func (k *Control) stopLocked() {
 	if k.state != controlOpen {
 		return
 	}
+	k.epoch.Add(1)
 	// End of input makes the control client detach and exit; it is killed
 	// if it has not done so shortly.
 	k.stdin.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -122,16 +123,17 @@ func (c *Client) sameServer(pid string) error {
 // every session of the server when session is "", in tmux order. A pane is
 // listed once even when its window is linked into several sessions. The
 // window names are verbatim, as in Session. When the session or the server
-// is gone the error wraps ErrNotInTmux.
+// is gone the error wraps ErrNotInTmux. The session a control connection is
+// attached to is answered from the list the connection keeps (see
+// listing).
 func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) {
-	what, scope := "server", []string{"-a"}
-	if session != "" {
-		if !isID(session, '$') {
-			return nil, fmt.Errorf("tmux: %q is not a session id like $1", session)
-		}
-		what, scope = "session "+session, []string{"-s", "-t", session}
+	var rows []paneRow
+	var err error
+	if session == "" {
+		rows, err = c.paneRows(ctx, "server", "-a")
+	} else {
+		rows, err = c.sessionRows(ctx, session)
 	}
-	rows, err := c.paneRows(ctx, what, scope...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +147,40 @@ func (c *Client) ListPanes(ctx context.Context, session string) ([]Pane, error) 
 		panes = append(panes, Pane{ID: r.pane, Window: r.window, WindowName: r.name, Active: r.paneActive})
 	}
 	return panes, nil
+}
+
+// SessionIn is Session for a caller whose pane must be in session, given
+// by its id ("$N"): the windows are that session's. For a pane that
+// session does not hold, the error wraps ErrNotInTmux, even when another
+// session holds it.
+func (c *Client) SessionIn(ctx context.Context, session string) (*Session, error) {
+	if !isPaneID(c.Pane) {
+		return nil, fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
+	}
+	rows, err := c.sessionRows(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(rows, func(r paneRow) bool { return r.pane == c.Pane }) {
+		return nil, &goneError{msg: fmt.Sprintf("tmux pane %s is not in session %s", c.Pane, session)}
+	}
+	return buildSession(rows, c.Pane)
+}
+
+// sessionRows returns the rows of list-panes for session ("$N"), from the
+// list a control connection keeps when it is attached to that session
+// (see listing).
+func (c *Client) sessionRows(ctx context.Context, session string) ([]paneRow, error) {
+	if !isID(session, '$') {
+		return nil, fmt.Errorf("tmux: %q is not a session id like $1", session)
+	}
+	// One time limit for the whole question, as in Session.
+	ctx, cancel := context.WithTimeoutCause(ctx, queryTimeout, errNoAnswer)
+	defer cancel()
+	if rows, of, ok := c.listedRows(ctx); ok && of == session {
+		return rows, nil
+	}
+	return c.paneRows(ctx, "session "+session, "-s", "-t", session)
 }
 
 // classifyTarget turns the failure of a command about a target (a pane, a

@@ -36,7 +36,10 @@ const paneFormat = "#{pane_id} #{window_id} #{pane_active} #{window_name}"
 
 // Session returns the caller's window and all windows of its session, asking
 // tmux with a single list-panes command about the session that holds the
-// client's pane, never about whatever client happens to be attached.
+// client's pane, never about whatever client happens to be attached. With an
+// open control connection, a pane of the session it is attached to is
+// answered from the list of that session's panes that it keeps while tmux
+// reports no change (see listing).
 //
 // When the pane, its session or the server is gone the error wraps
 // ErrNotInTmux. An empty name for the caller's own window is an error too: an
@@ -44,6 +47,13 @@ const paneFormat = "#{pane_id} #{window_id} #{pane_active} #{window_name}"
 func (c *Client) Session(ctx context.Context) (*Session, error) {
 	if !isPaneID(c.Pane) {
 		return nil, fmt.Errorf("%w: %q is not a pane id like %%3", ErrNotInTmux, c.Pane)
+	}
+	// One time limit for the whole question, so that a connection that
+	// stops answering leaves the process asked instead no more time.
+	ctx, cancel := context.WithTimeoutCause(ctx, queryTimeout, errNoAnswer)
+	defer cancel()
+	if s, ok := c.listedSession(ctx); ok {
+		return s, nil
 	}
 	rows, err := c.paneRows(ctx, "pane "+c.Pane, "-s", "-t", c.Pane)
 	if err != nil {

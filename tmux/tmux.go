@@ -245,13 +245,9 @@ func (c *Client) exec(ctx context.Context, args ...string) (string, error) {
 	cmd.WaitDelay = pipeWait
 	if err := cmd.Run(); err != nil {
 		// A process killed because ctx ended reports only "signal: killed";
-		// the context's error says why, and lets callers test for it; its
-		// cause says more when there is one (errNoAnswer).
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			err = ctxErr
-			if cause := context.Cause(ctx); cause != ctxErr {
-				err = fmt.Errorf("%w (%w)", cause, ctxErr)
-			}
+		// the context's error says why, and lets callers test for it.
+		if ctx.Err() != nil {
+			err = contextError(ctx)
 		}
 		return "", &RunError{Args: args, Err: err, Stderr: stderr.String()}
 	}
@@ -265,6 +261,16 @@ func (c *Client) argv(args ...string) []string {
 		return args
 	}
 	return append([]string{"-S", c.Socket}, args...)
+}
+
+// contextError is the error of ctx, which has ended, with its cause when
+// that says more (errNoAnswer).
+func contextError(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != err {
+		return fmt.Errorf("%w (%w)", cause, err)
+	}
+	return err
 }
 
 // pipeWait bounds how long exec waits for a tmux process's output pipes to

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -395,6 +396,11 @@ func (c *Conn) read(queue chan<- *call, stop <-chan struct{}, done chan<- error)
 			done <- nil
 			return
 		}
+		// The next read may block in the kernel, keeping this thread and
+		// its processor: the worker, just woken, would wait for the
+		// scheduler to notice before it could run. Yielding first lets it
+		// start the call on this thread at once.
+		runtime.Gosched()
 	}
 }
 

@@ -577,6 +577,25 @@ func checkHeader(hdr http.Header, name, want string, required, encoded bool) *js
 	return nil
 }
 
+// agentOnce returns what a handler calls first with each request's
+// method: for a method that acts as an agent, it resolves the agent that
+// hdr names into s.svc, once for the exchange or stream, and returns (and
+// logs) the error of that one resolution.
+func (h *HTTPHandler) agentOnce(s *Server, hdr http.Header) func(ctx context.Context, method string) error {
+	var once sync.Once
+	var err error
+	return func(ctx context.Context, method string) error {
+		if !needsAgent(method) {
+			return nil
+		}
+		once.Do(func() { s.svc, err = h.resolve(ctx, hdr) })
+		if err != nil {
+			s.logf("%s: %v", method, err)
+		}
+		return err
+	}
+}
+
 // needsAgent reports whether method acts as an agent, and so needs to
 // know which one.
 func needsAgent(method string) bool {
@@ -610,15 +629,10 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, frame []b
 		}
 	}
 
-	var resolveOnce sync.Once
-	var resolveErr error
+	agent := h.agentOnce(s, r.Header)
 	handle := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if needsAgent(req.Method) {
-			resolveOnce.Do(func() { s.svc, resolveErr = h.resolve(ctx, r.Header) })
-			if resolveErr != nil {
-				s.logf("%s: %v", req.Method, resolveErr)
-				return nil, resolveErr
-			}
+		if err := agent(ctx, req.Method); err != nil {
+			return nil, err
 		}
 		if session != "" && (req.Method == "resources/subscribe" || req.Method == "resources/unsubscribe") {
 			result, err := h.subscribe(ctx, s, req, session)

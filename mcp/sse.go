@@ -82,15 +82,10 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 	defer release(h.streams)
 
 	s := NewServer(nil, h.opt.Version, h.opt.Logf)
-	var resolveOnce sync.Once
-	var resolveErr error
+	agent := h.agentOnce(s, r.Header)
 	handle := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if needsAgent(req.Method) {
-			resolveOnce.Do(func() { s.svc, resolveErr = h.resolve(ctx, r.Header) })
-			if resolveErr != nil {
-				s.logf("%s: %v", req.Method, resolveErr)
-				return nil, resolveErr
-			}
+		if err := agent(ctx, req.Method); err != nil {
+			return nil, err
 		}
 		return s.handle(ctx, req)
 	}

@@ -37,7 +37,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -48,6 +47,7 @@ import (
 	"time"
 
 	"agentmail/bench/internal/cleanup"
+	"agentmail/bench/internal/stats"
 	"agentmail/mailbox"
 )
 
@@ -68,9 +68,16 @@ const protocol = "2025-11-25"
 
 // The clean-ups of this program, run at exit whatever the way out.
 var (
-	atExit      = cleanup.AtExit
-	runCleanups = cleanup.Run
-	fatalf      = cleanup.Fatalf
+	atExit = cleanup.AtExit
+	fatalf = cleanup.Fatalf
+)
+
+// Figures as the other benchmark programs render them.
+var (
+	summary  = stats.Summary
+	quantile = stats.Quantile
+	round    = stats.Round
+	mb       = stats.MB
 )
 
 func main() {
@@ -88,22 +95,8 @@ func main() {
 		os.Exit(2)
 	}
 
-	// A run whose output is cut (| head) runs to its end and cleans up
-	// there, instead of dying at its next line.
-	signal.Ignore(syscall.SIGPIPE)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		s := <-sig
-		fatalf("interrupted by %v", s)
-	}()
-	defer func() {
-		if r := recover(); r != nil {
-			runCleanups()
-			panic(r)
-		}
-		runCleanups()
-	}()
+	cleanup.OnSignals()
+	defer cleanup.Finish()
 
 	bin, err := filepath.Abs(*binFlag)
 	if err != nil {
@@ -810,29 +803,3 @@ func serveFloor() {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n")
 	}))
 }
-
-// summary renders the median, the 90th and 99th percentiles and the
-// extremes of ds.
-func summary(ds []time.Duration) string {
-	return fmt.Sprintf("median %v  p90 %v  p99 %v  min %v  max %v",
-		round(quantile(ds, 0.5)), round(quantile(ds, 0.9)), round(quantile(ds, 0.99)), round(slices.Min(ds)), round(slices.Max(ds)))
-}
-
-// quantile returns the p-quantile of ds.
-func quantile(ds []time.Duration, p float64) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	case d >= 10*time.Microsecond:
-		return d.Round(100 * time.Nanosecond)
-	}
-	return d.Round(10 * time.Nanosecond)
-}
-
-func mb(b int64) string { return fmt.Sprintf("%.2f MB", float64(b)/(1<<20)) }

@@ -26,7 +26,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -58,9 +57,8 @@ var (
 
 // The clean-ups of this program, run at exit whatever the way out.
 var (
-	atExit      = cleanup.AtExit
-	runCleanups = cleanup.Run
-	fatalf      = cleanup.Fatalf
+	atExit = cleanup.AtExit
+	fatalf = cleanup.Fatalf
 )
 
 func main() {
@@ -87,22 +85,8 @@ func main() {
 		os.Exit(2)
 	}
 
-	// A run whose output is cut (| head) runs to its end and cleans up
-	// there, instead of dying at its next line.
-	signal.Ignore(syscall.SIGPIPE)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		s := <-sig
-		fatalf("interrupted by %v", s)
-	}()
-	defer func() {
-		if r := recover(); r != nil {
-			runCleanups()
-			panic(r)
-		}
-		runCleanups()
-	}()
+	cleanup.OnSignals()
+	defer cleanup.Finish()
 
 	bin, err := filepath.Abs(*binFlag)
 	if err != nil {

@@ -34,12 +34,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"agentmail/bench/internal/stats"
 	"agentmail/mailbox"
 )
 
@@ -602,31 +602,13 @@ func (s *server) procStatus(field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
-// summary renders the median, the 90th and 99th percentiles and the
-// extremes of ds.
-func summary(ds []time.Duration) string {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return fmt.Sprintf("median %v  p90 %v  p99 %v  min %v  max %v",
-		round(quantile(s, 0.5)), round(quantile(s, 0.9)), round(quantile(s, 0.99)), round(s[0]), round(s[len(s)-1]))
-}
-
-// quantile returns the p-quantile of s, which is sorted.
-func quantile(s []time.Duration, p float64) time.Duration {
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	case d >= 10*time.Microsecond:
-		return d.Round(100 * time.Nanosecond)
-	}
-	return d.Round(10 * time.Nanosecond)
-}
-
-func mb(b int64) string { return fmt.Sprintf("%.2f MB", float64(b)/(1<<20)) }
+// Figures as the other benchmark programs render them.
+var (
+	summary  = stats.Summary
+	quantile = stats.Quantile
+	round    = stats.Round
+	mb       = stats.MB
+)
 
 // linkage reports whether bin was built with cgo, which decides whether it
 // starts through the dynamic loader.

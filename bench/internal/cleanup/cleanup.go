@@ -6,8 +6,10 @@ package cleanup
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 var (
@@ -44,4 +46,28 @@ func Fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	Run()
 	os.Exit(1)
+}
+
+// OnSignals makes an interrupt (SIGINT, SIGTERM, SIGHUP) end the run
+// through Fatalf, so the clean-ups run, and makes a cut output (| head)
+// not stop it: the run goes on to its end and cleans up there, its writes
+// to the closed output only failing.
+func OnSignals() {
+	signal.Ignore(syscall.SIGPIPE)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sig
+		Fatalf("interrupted by %v", s)
+	}()
+}
+
+// Finish, deferred in main, runs the clean-ups at its end, and before a
+// panic goes on.
+func Finish() {
+	if r := recover(); r != nil {
+		Run()
+		panic(r)
+	}
+	Run()
 }

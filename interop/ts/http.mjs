@@ -12,44 +12,16 @@
 // Needs tmux; it starts a private tmux server, with the two servers in
 // windows of its session, and kills them all at the end. Exits 0 when
 // every check passes, 1 otherwise.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { agentmailBin, check, onlyText, project, run, same, sentRE, sleep, tmux } from "./lib.mjs";
 
 // The request's own timeout is only there so that a server that never
 // answers fails this script quickly rather than after 60 seconds.
 const requestTimeout = 30000;
-const uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-const sentRE = new RegExp(`^Message #(${uuid}) sent$`);
-
-class Failure extends Error {}
-
-function check(ok, message) {
-	if (!ok) throw new Failure(message);
-}
-
-function tmux(sock, ...args) {
-	return execFileSync("tmux", ["-S", sock, ...args], { encoding: "utf8" }).trim();
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// same compares two JSON values by their JSON text with sorted keys.
-function same(a, b) {
-	const norm = (v) => JSON.stringify(v, (_, x) =>
-		x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x);
-	return norm(a) === norm(b);
-}
-
-// onlyText returns the text of a result that must hold one text block.
-function onlyText(what, res) {
-	check(res.content?.length === 1 && res.content[0].type === "text",
-		`${what}: content ${JSON.stringify(res.content)}, want one text block`);
-	return res.content[0].text;
-}
 
 // servers are the HTTP servers started, for their pids; logs collects
 // their stderr, to show when a check fails.
@@ -57,22 +29,10 @@ const servers = [];
 let logs = "";
 
 async function main() {
-	const bin = process.env.AGENTMAIL_BIN;
-	check(bin, "AGENTMAIL_BIN must name the agentmail binary");
-	const binPath = resolve(bin);
-	check(existsSync(binPath), `no agentmail binary at ${binPath}`);
-
-	// A socket path must fit in about 108 bytes: a short directory in /tmp.
-	const work = mkdtempSync("/tmp/amth");
-	const sock = join(work, "s");
-	const root = join(work, "root");
-	mkdirSync(join(root, ".git"), { recursive: true });
+	const binPath = agentmailBin();
+	const { work, sock, root, alice: alicePane, close } = project();
 	const clients = [];
 	try {
-		const alicePane = tmux(sock, "-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50",
-			"-n", "alice", "-P", "-F", "#{pane_id}", "cat");
-		tmux(sock, "new-window", "-d", "-t", "proj:", "-n", "bob", "cat");
-
 		// start runs a server in a window of the session, as a user would,
 		// with the token it makes itself; exec makes the pane's process the
 		// server, so that its pid is known.
@@ -160,16 +120,8 @@ async function main() {
 			try { process.kill(s.pid, "SIGTERM"); } catch { /* already gone */ }
 			if (existsSync(s.err)) logs += `[${s.transport}] ${readFileSync(s.err, "utf8")}`;
 		}
-		try { tmux(sock, "kill-server"); } catch { /* already gone */ }
-		rmSync(work, { recursive: true, force: true });
+		close();
 	}
 }
 
-try {
-	await main();
-	console.log("http: ok");
-} catch (e) {
-	console.error(`http: FAIL: ${e instanceof Failure ? e.message : e.stack ?? e}`);
-	if (logs) console.error(`--- agentmail stderr:\n${logs}`);
-	process.exit(1);
-}
+await run("http", main, () => logs);

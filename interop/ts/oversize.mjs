@@ -11,12 +11,12 @@
 // Usage: AGENTMAIL_BIN=/path/to/agentmail node oversize.mjs
 // Needs tmux; it starts a private tmux server and kills it at the end.
 // Exits 0 when every check passes, 1 otherwise.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { agentmailBin, check, project, run } from "./lib.mjs";
 
 // The error must come back well before the SDK's own timeout would end
 // the call; one second is the budget the requirements give every call.
@@ -25,41 +25,19 @@ const answerWithin = 1000;
 // answers fails this script quickly rather than after 60 seconds.
 const requestTimeout = 10000;
 
-class Failure extends Error {}
-
 // stderr collects what the server logs, to show when a check fails.
 let stderr = "";
 
-function check(ok, message) {
-	if (!ok) throw new Failure(message);
-}
-
-function tmux(sock, ...args) {
-	return execFileSync("tmux", ["-S", sock, ...args], { encoding: "utf8" }).trim();
-}
-
 async function main() {
-	const bin = process.env.AGENTMAIL_BIN;
-	check(bin, "AGENTMAIL_BIN must name the agentmail binary");
-	const binPath = resolve(bin);
-	check(existsSync(binPath), `no agentmail binary at ${binPath}`);
-
-	// A socket path must fit in about 108 bytes: a short directory in /tmp.
-	const work = mkdtempSync("/tmp/amts");
-	const sock = join(work, "s");
-	const root = join(work, "root");
-	mkdirSync(join(root, ".git"), { recursive: true });
+	const binPath = agentmailBin();
+	const { root, alice, paneEnv, close } = project();
 	let client;
 	try {
-		const alice = tmux(sock, "-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50",
-			"-n", "alice", "-P", "-F", "#{pane_id}", "cat");
-		tmux(sock, "new-window", "-d", "-t", "proj:", "-n", "bob", "-P", "-F", "#{pane_id}", "cat");
-
 		const transport = new StdioClientTransport({
 			command: binPath,
 			args: ["mcp"],
 			cwd: root,
-			env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMUX: `${sock},0,0`, TMUX_PANE: alice },
+			env: paneEnv(alice),
 			stderr: "pipe",
 		});
 		transport.stderr?.on("data", (chunk) => { stderr += chunk; });
@@ -92,16 +70,8 @@ async function main() {
 		console.log("oversize: tools/list on the same session lists the four tools");
 	} finally {
 		await client?.close().catch(() => {});
-		try { tmux(sock, "kill-server"); } catch { /* already gone */ }
-		rmSync(work, { recursive: true, force: true });
+		close();
 	}
 }
 
-try {
-	await main();
-	console.log("oversize: ok");
-} catch (e) {
-	console.error(`oversize: FAIL: ${e instanceof Failure ? e.message : e.stack ?? e}`);
-	if (stderr) console.error(`--- agentmail stderr:\n${stderr}`);
-	process.exit(1);
-}
+await run("oversize", main, () => stderr);

@@ -12,13 +12,12 @@
 // Usage: AGENTMAIL_BIN=/path/to/agentmail node wait-reply.mjs
 // Needs tmux; it starts a private tmux server and kills it at the end.
 // Exits 0 when every check passes, 1 otherwise.
-import { execFileSync, execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { agentmailBin, check, onlyText, project, run, same, sentRE, sleep } from "./lib.mjs";
 
 // A waiting receive must return a message sent meanwhile within the
 // one-second budget of every call, doubled for a loaded machine.
@@ -26,58 +25,15 @@ const arriveWithin = 2000;
 // The request's own timeout is only there so that a server that never
 // answers fails this script quickly rather than after 60 seconds.
 const requestTimeout = 30000;
-const uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-const sentRE = new RegExp(`^Message #(${uuid}) sent$`);
-
-class Failure extends Error {}
 
 // stderr collects what the servers log, to show when a check fails.
 let stderr = "";
 
-function check(ok, message) {
-	if (!ok) throw new Failure(message);
-}
-
-function tmux(sock, ...args) {
-	return execFileSync("tmux", ["-S", sock, ...args], { encoding: "utf8" }).trim();
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// same compares two JSON values by their JSON text with sorted keys.
-function same(a, b) {
-	const norm = (v) => JSON.stringify(v, (_, x) =>
-		x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x);
-	return norm(a) === norm(b);
-}
-
-// onlyText returns the text of a result that must hold one text block.
-function onlyText(what, res) {
-	check(res.content?.length === 1 && res.content[0].type === "text",
-		`${what}: content ${JSON.stringify(res.content)}, want one text block`);
-	return res.content[0].text;
-}
-
 async function main() {
-	const bin = process.env.AGENTMAIL_BIN;
-	check(bin, "AGENTMAIL_BIN must name the agentmail binary");
-	const binPath = resolve(bin);
-	check(existsSync(binPath), `no agentmail binary at ${binPath}`);
-
-	// A socket path must fit in about 108 bytes: a short directory in /tmp.
-	const work = mkdtempSync("/tmp/amts");
-	const sock = join(work, "s");
-	const root = join(work, "root");
-	mkdirSync(join(root, ".git"), { recursive: true });
+	const binPath = agentmailBin();
+	const { root, alice: alicePane, bob: bobPane, paneEnv, close } = project();
 	const clients = [];
 	try {
-		const alicePane = tmux(sock, "-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50",
-			"-n", "alice", "-P", "-F", "#{pane_id}", "cat");
-		const bobPane = tmux(sock, "new-window", "-d", "-t", "proj:", "-n", "bob", "-P", "-F", "#{pane_id}", "cat");
-		// Only what agentmail needs to know who it is, so that nothing of
-		// the caller's own tmux leaks in.
-		const paneEnv = (pane) => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMUX: `${sock},0,0`, TMUX_PANE: pane });
-
 		async function connect(pane, name) {
 			const transport = new StdioClientTransport({ command: binPath, args: ["mcp"], cwd: root, env: paneEnv(pane), stderr: "pipe" });
 			transport.stderr?.on("data", (chunk) => { stderr += `[${name}] ${chunk}`; });
@@ -186,16 +142,8 @@ async function main() {
 		console.log("wait-reply: resources/read gives the inbox and the thread, and not-found for an unknown thread");
 	} finally {
 		for (const c of clients) await c.close().catch(() => {});
-		try { tmux(sock, "kill-server"); } catch { /* already gone */ }
-		rmSync(work, { recursive: true, force: true });
+		close();
 	}
 }
 
-try {
-	await main();
-	console.log("wait-reply: ok");
-} catch (e) {
-	console.error(`wait-reply: FAIL: ${e instanceof Failure ? e.message : e.stack ?? e}`);
-	if (stderr) console.error(`--- agentmail stderr:\n${stderr}`);
-	process.exit(1);
-}
+await run("wait-reply", main, () => stderr);

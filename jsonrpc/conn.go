@@ -205,8 +205,12 @@ func (h *handlerContext) Value(key any) any {
 // NewConn returns a Conn that reads messages from r, passes them to h and
 // writes answers to w.
 func NewConn(r io.Reader, w io.Writer, h Handler, opt Options) *Conn {
+	return newConn(NewReader(r), w, h, opt)
+}
+
+func newConn(r *Reader, w io.Writer, h Handler, opt Options) *Conn {
 	c := &Conn{
-		r:        NewReader(r),
+		r:        r,
 		w:        w,
 		h:        h,
 		opt:      opt,

@@ -9,15 +9,7 @@ import (
 // NewExchange returns a Conn for Exchange: one that reads nothing, passes
 // the message it is given to h and writes what it has to say to w.
 func NewExchange(w io.Writer, h Handler, opt Options) *Conn {
-	c := &Conn{
-		w:        w,
-		h:        h,
-		opt:      opt,
-		inflight: make(map[string]*call),
-		stopping: make(chan struct{}),
-	}
-	c.ans = newAnswer()
-	return c
+	return newConn(nil, w, h, opt)
 }
 
 // Exchange handles the one message in frame (a request, a notification, a

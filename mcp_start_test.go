@@ -24,16 +24,8 @@ import (
 // be handled by any Go program; from its first answer on, the server
 // handles every signal.
 func TestMCPSignalAtFirstAnswer(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required under CI=true: %v", err)
-		}
-		t.Skip("needs tmux")
-	}
-	bin, err := exec.LookPath("agentmail")
-	if err != nil {
-		t.Fatal(err)
-	}
+	needTmux(t)
+	bin := agentmailPath(t)
 	ts := startTmux(t, "alice", "bob")
 	root := t.TempDir()
 	for i := range 10 {
@@ -121,16 +113,8 @@ func TestMCPSignalAtFirstAnswer(t *testing.T) {
 // found: it still starts and answers, says why on stderr, and fails the
 // tool calls that need the mailbox with that reason.
 func TestMCPWithoutRoot(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required under CI=true: %v", err)
-		}
-		t.Skip("needs tmux")
-	}
-	bin, err := exec.LookPath("agentmail")
-	if err != nil {
-		t.Fatal(err)
-	}
+	needTmux(t)
+	bin := agentmailPath(t)
 	ts := startTmux(t, "alice", "bob")
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = t.TempDir()
@@ -163,6 +147,28 @@ type tmuxServer struct {
 	sock  string
 	pid   string   // the server's pid, as $TMUX gives it
 	panes []string // the panes of session S's windows
+}
+
+// needTmux skips a test that needs tmux where there is none, and fails it
+// under CI=true, where a missing tmux must never pass for success.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required under CI=true: %v", err)
+		}
+		t.Skip("needs tmux")
+	}
+}
+
+// agentmailPath is the agentmail binary TestMain built and put on $PATH.
+func agentmailPath(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("agentmail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // startTmux starts a tmux server with a session S of one window per name,

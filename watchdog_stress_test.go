@@ -31,12 +31,7 @@ import (
 // pane it kills, and the hang-up, not the watchdog, would end a server
 // started there.
 func TestFR014WatchdogStress(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required under CI=true: %v", err)
-		}
-		t.Skip("needs tmux")
-	}
+	needTmux(t)
 	trials := 10
 	if s := os.Getenv("AGENTMAIL_STRESS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -45,10 +40,7 @@ func TestFR014WatchdogStress(t *testing.T) {
 		}
 		trials = n
 	}
-	bin, err := exec.LookPath("agentmail")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := agentmailPath(t)
 	root := t.TempDir()
 	byKind := map[string][]time.Duration{}
 	var all []time.Duration

@@ -69,14 +69,21 @@ inspect() {
 		-e "TMUX=$sock,0,0" -e "TMUX_PANE=$pane" -e "WIRE=$wire" \
 		--protocol-era "$era" "$@" >"$work/out" 2>"$work/err" </dev/null || status=$?
 	out=$(cat "$work/out")
-	if [ "$status" != "$want" ]; then
-		echo "--- stdout:" >&2
-		cat "$work/out" >&2
-		echo "--- stderr:" >&2
-		grep -v '^npm warn' "$work/err" >&2 || true
-		fail "$era: inspector $* exited $status, want $want"
-	fi
+	[ "$status" = "$want" ] || failed_run "$era: inspector $* exited $status, want $want"
 	check_wire "$era"
+}
+# failed_run shows the Inspector's output, and the HTTP server's log when
+# there is one, and fails with the message.
+failed_run() {
+	echo "--- stdout:" >&2
+	cat "$work/out" >&2
+	echo "--- stderr:" >&2
+	grep -v '^npm warn' "$work/err" >&2 || true
+	if [ -f "$work/server.err" ]; then
+		echo "--- server stderr:" >&2
+		cat "$work/server.err" >&2
+	fi
+	fail "$*"
 }
 
 # check_wire ERA checks the recorded conversation of the last run: the
@@ -172,15 +179,7 @@ inspect_http() {
 		--header "Authorization: Bearer $token" --header "$who" \
 		--protocol-era "$era" "$@" >"$work/out" 2>"$work/err" </dev/null || status=$?
 	out=$(cat "$work/out")
-	if [ "$status" != "$want" ]; then
-		echo "--- stdout:" >&2
-		cat "$work/out" >&2
-		echo "--- stderr:" >&2
-		grep -v '^npm warn' "$work/err" >&2 || true
-		echo "--- server stderr:" >&2
-		cat "$work/server.err" >&2
-		fail "$era over HTTP: inspector $* exited $status, want $want"
-	fi
+	[ "$status" = "$want" ] || failed_run "$era over HTTP: inspector $* exited $status, want $want"
 }
 
 for era in legacy modern; do

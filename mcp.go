@@ -6,12 +6,9 @@ import (
 	"agentmail/tmux"
 	"agentmail/tools"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 )
 
 var mcpCmd = &command{
@@ -104,12 +101,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		logf("%v", err)
 		return &exitError{code: 1}
 	}
-	// The signals that stop the server cleanly are handled from the start,
-	// so that one that comes while the first requests are answered stops
-	// it as cleanly as any later one.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	life := startLife(logf)
 	svc := &tools.Service{Term: client}
 	svc.Store, svc.StoreErr = e.findStore("agentmail mcp: warning: ")
 	if svc.StoreErr != nil {
@@ -127,38 +119,12 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	// long as its agent runs: one control-mode connection answers those
 	// queries in a tenth of the time a tmux process takes, and reports the
 	// changes that may have taken the agent's pane away.
-	var changes <-chan struct{}
 	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
 		client.Control = &tmux.Control{}
 		defer client.Control.Close()
-		changes = client.Control.Changes()
 	}
-	// What ends the server early: SIGTERM or SIGINT, a clean stop (status
-	// 0, after answering what it has read), and the loss of the agent's
-	// tmux pane (status 1, at once: with ErrTmuxGone as the cause, calls
-	// in progress get no grace period).
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-sigs:
-			cancel(nil)
-		case <-ctx.Done():
-		}
-	}()
-	go func() {
-		if err := tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes); err != nil {
-			cancel(err)
-		}
-	}()
-	err = mcp.NewServer(svc, version, logf).Serve(ctx, e.stdin, e.stdout)
-	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
-		logf("%v; exiting", cause)
-		return &exitError{code: 1}
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		logf("%v", err)
-		return &exitError{code: 1}
-	}
-	return nil
+	ctx, stop := life.watch(ctx, client)
+	defer stop()
+	err = mcp.NewServer(version, logf).ServeStdio(ctx, e.stdin, e.stdout, svc)
+	return life.exit(ctx, err)
 }

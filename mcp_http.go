@@ -13,11 +13,9 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"agentmail/internal/text"
 	"agentmail/mailbox"
@@ -108,20 +106,40 @@ func (o *mcpOptions) origins() []string {
 }
 
 // runMCPHTTP serves MCP over Streamable HTTP, or the older HTTP+SSE
-// transport, for the agents of the tmux
-// session the server runs in, until SIGTERM or SIGINT (status 0) or the
-// loss of its tmux pane (status 1).
+// transport, for the agents of the tmux session the server runs in, until
+// SIGTERM or SIGINT (status 0) or the loss of its tmux pane (status 1).
 func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(e.stderr, "agentmail mcp: %s\n", text.OneLine(fmt.Sprintf(format, args...)))
 	}
-	fail := func(format string, args ...any) error {
-		logf(format, args...)
+	fail := func(err error) error {
+		logf("%v", err)
 		return &exitError{code: 1}
 	}
 	if o.noToken && !isLoopback(o.host) {
 		return usagef("--no-token is only allowed on a loopback address, not on %q: anybody who can reach the port could read every agent's mail", o.host)
 	}
+	life := startLife(logf)
+	h, client, err := newHTTPHandler(ctx, e, o, logf)
+	if client != nil && client.Control != nil {
+		defer client.Control.Close()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := listen(o, logf)
+	if err != nil {
+		return fail(err)
+	}
+	defer ln.Close()
+	ctx, stop := life.watch(ctx, client)
+	defer stop()
+	return life.exit(ctx, h.Serve(ctx, ln, o.path))
+}
+
+// newHTTPHandler makes the handler that serves the agents of the tmux
+// session the server runs in, and the tmux client it asks.
+func newHTTPHandler(ctx context.Context, e *env, o *mcpOptions, logf func(string, ...any)) (*mcp.HTTPHandler, *tmux.Client, error) {
 	// The server's own pane names the tmux session whose agents it serves,
 	// as an agent's pane does for stdio; $AGENTMAIL_AGENT names no agent
 	// here, since each request names its own.
@@ -132,41 +150,56 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 		return os.Getenv(k)
 	}, identity{socket: o.socket})
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, err
 	}
 	store, err := e.findStore("agentmail mcp: warning: ")
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, err
 	}
 	token := os.Getenv("AGENTMAIL_TOKEN")
 	if o.noToken {
 		token = ""
 	} else if token == "" {
 		if token, err = httpToken(store); err != nil {
-			return fail("%v", err)
+			return nil, nil, err
 		}
 	}
 	if os.Getenv("AGENTMAIL_TMUX_CONTROL") != "off" {
 		client.Control = &tmux.Control{}
-		defer client.Control.Close()
 	}
 	session, err := client.SessionOf(ctx, client.Pane)
 	if err != nil {
-		return fail("%v", err)
+		return nil, client, err
 	}
+	agents := &agentResolver{client: client, session: session, store: store, tmux: os.Getenv("TMUX")}
+	return mcp.NewHTTPHandler(mcp.HTTPOptions{
+		Version:      version,
+		Logf:         logf,
+		Resolve:      agents.resolve,
+		Token:        token,
+		SessionKey:   sessionKey(token),
+		Host:         o.host,
+		AllowOrigins: o.origins(),
+		SSE:          o.transport == "sse",
+	}), client, nil
+}
+
+// listen opens the server's listener, with TLS when it has a certificate,
+// and says where it serves.
+func listen(o *mcpOptions, logf func(string, ...any)) (net.Listener, error) {
 	var tlsConfig *tls.Config
 	if o.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 		if err != nil {
-			return fail("%v", err)
+			return nil, err
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
+	// A bracketed IPv6 literal, as in a URL, is an address too.
+	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(o.host, "[]"), strconv.Itoa(o.port)))
 	if err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
-	defer ln.Close()
 	scheme := "http"
 	if tlsConfig != nil {
 		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
@@ -178,47 +211,7 @@ func runMCPHTTP(ctx context.Context, e *env, o *mcpOptions) error {
 		what = "HTTP+SSE (2024-11-05)"
 	}
 	logf("serving %s at %s://%s%s", what, scheme, ln.Addr(), o.path)
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(sigs)
-		var changes <-chan struct{}
-		if client.Control != nil {
-			changes = client.Control.Changes()
-		}
-		lost := make(chan error, 1)
-		go func() { lost <- tools.Watch(ctx, client.Alive, tools.WatchInterval, tools.WatchRecheck, changes) }()
-		select {
-		case <-sigs:
-			cancel(nil)
-		case err := <-lost:
-			cancel(err)
-		case <-ctx.Done():
-		}
-	}()
-
-	agents := &agentResolver{client: client, session: session, store: store, tmux: os.Getenv("TMUX")}
-	h := mcp.NewHTTPHandler(mcp.HTTPOptions{
-		Version:      version,
-		Logf:         logf,
-		Resolve:      agents.resolve,
-		Token:        token,
-		SessionKey:   sessionKey(token),
-		Host:         o.host,
-		AllowOrigins: o.origins(),
-		SSE:          o.transport == "sse",
-	})
-	err = h.Serve(ctx, ln, o.path)
-	if cause := context.Cause(ctx); errors.Is(cause, tools.ErrTmuxGone) {
-		return fail("%v; exiting", cause)
-	}
-	if err != nil {
-		return fail("%v", err)
-	}
-	return nil
+	return ln, nil
 }
 
 // isLoopback reports whether host names only this machine.

@@ -100,7 +100,7 @@ func serverListing(t *testing.T) listing {
 	done := make(chan error, 1)
 	go func() {
 		// Neither answer needs tmux or a mailbox, so the service is empty.
-		err := mcp.NewServer(&tools.Service{}, "test", nil).Serve(ctx, inR, outW)
+		err := mcp.NewServer("test", nil).ServeStdio(ctx, inR, outW, &tools.Service{})
 		outW.Close()
 		done <- err
 	}()

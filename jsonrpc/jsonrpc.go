@@ -1,43 +1,27 @@
-// Package jsonrpc speaks JSON-RPC 2.0 over a byte stream in which every
-// message is one line of JSON, as the MCP stdio transport requires. It knows
-// nothing of MCP or mail: callers supply a Handler and decide what each method
-// means.
+// Package jsonrpc speaks JSON-RPC 2.0. It knows nothing of MCP or mail:
+// callers supply a Handler and decide what each method means.
 //
-// The contract, from the bytes up:
+// The layers, from the bytes up:
 //
-//   - Framing. A message is one line ending in "\n" or "\r\n" and holding at
-//     most MaxFrame bytes. Blank and whitespace-only lines are skipped. A
-//     longer line is discarded up to its end and answered with one -32600
-//     error, after which the next line is read normally, so one oversized
-//     message never ends the session. The error carries the line's
-//     top-level "id" when it could be read while the line was discarded,
-//     so that the client's call ends at once, and null otherwise.
-//   - Decoding. A line that is not JSON (or not UTF-8) is answered -32700. Valid
-//     JSON that is not a request is answered -32600, echoing the id when it
-//     could be read and is valid, and null otherwise. Objects with "result" or
-//     "error" and no "method" are responses from the peer and are ignored. A
-//     notification whose "params" is neither an object nor an array is
-//     logged and dropped, since a notification is never answered.
-//   - Ids are kept as the exact bytes received and echoed verbatim, so "1" and
-//     1 stay distinct and large integers stay exact.
-//   - Ordering. Requests are handled one at a time, in arrival order, so
-//     answers leave in the order the requests came. A separate reader keeps
-//     reading meanwhile, so a cancellation or a duplicate id is noticed while
-//     the work it concerns is still queued or running.
-//   - Answers. Every request gets exactly one answer unless it is cancelled;
-//     notifications are never answered. A handler may send its answer
-//     before it returns (Reply), to act only once the answer is out. Each answer is written as one line in
-//     a single Write call, so concurrent writers can never interleave.
-//   - Shutdown. When the input ends or the context is cancelled, reading
-//     stops and the requests already read are still answered for a bounded
-//     grace period, unless Options.Abandon says the cause of the
-//     cancellation means the peer is gone. Nothing is written after Serve
-//     returns.
+//   - Frames (Reader). A message is one line ending in "\n" or "\r\n" and
+//     holding at most MaxFrame bytes; blank lines are skipped. A longer
+//     line is discarded up to its end, its top-level "id" read on the way,
+//     and the next line is read normally.
+//   - Messages (Decode). A frame holds one request, notification or
+//     response, or a batch of them; an invalid one becomes the error that
+//     answers it. Ids are kept as the exact bytes received.
+//   - Streams (Stream). A Conn reads messages from a Stream and writes
+//     answers and notifications to it: LineStream over a byte stream, or
+//     a transport's own, such as one HTTP exchange.
+//   - Connections (Conn). Requests are handled one at a time, in arrival
+//     order, so answers leave in order, while a reader keeps reading, so a
+//     cancellation or a duplicate id is noticed while the work it concerns
+//     is still queued or running. A handler returns its result or error;
+//     one that must answer later, or act only once its answer is out,
+//     returns ErrAsync and answers through Conn.Respond.
 package jsonrpc
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -60,66 +44,55 @@ const (
 	CodeInternalError  = -32603
 )
 
-// ErrClosed is returned by Notify once Serve has returned, because nothing
-// may be written to the stream after that.
-var ErrClosed = errors.New("jsonrpc: connection closed")
-
-// Error is a JSON-RPC error object. Handlers return it, possibly wrapped with
-// %w, to choose the code and message of the error response; any other error
+// Error is a JSON-RPC error object. Handlers return it, possibly wrapped,
+// to choose the code and message of the error answer; any other error
 // becomes CodeInternalError.
 type Error struct {
-	Code    int
-	Message string
-	Data    any // marshalled as "data" when non-nil
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // Error returns the message, so that a wrapped *Error reads naturally.
 func (e *Error) Error() string { return e.Message }
+
+// Is matches errors by code, so that errors.Is(err, ErrInvalidParams)
+// holds for every -32602 whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t != nil && e.Code == t.Code
+}
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Request is one decoded request or notification.
-type Request struct {
-	ID     json.RawMessage // nil for a notification; otherwise the exact bytes of the id as received
-	Method string
-	Params json.RawMessage // nil when absent
-	Batch  bool            // true when the request arrived inside a batch array
+// The standard errors, for errors.Is.
+var (
+	ErrParse          = &Error{Code: CodeParseError, Message: "Parse error"}
+	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "Invalid Request"}
+	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
+	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "Invalid params"}
+	ErrInternal       = &Error{Code: CodeInternalError, Message: "Internal error"}
+)
+
+// invalidRequest returns a CodeInvalidRequest error with the standard prefix.
+func invalidRequest(msg string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
 }
 
-// IsNotification reports whether r has no id, and so must never be answered.
-func (r *Request) IsNotification() bool { return r.ID == nil }
-
-// Handler answers one request. For notifications the return values are
-// ignored. An error that is or wraps *Error keeps its code and message (a zero
-// code becomes CodeInternalError, since 0 means nothing to a client); any
-// other error becomes CodeInternalError. A nil result with a nil error, or a
-// result that marshals to null, is sent as {} because a result must be an
-// object; a result that marshals to anything else but an object is a bug in
-// the handler and is answered with CodeInternalError. A json.RawMessage
-// result holding one line is written as it is, unchecked: it must be a
-// valid JSON object.
-//
-// Handlers run one at a time, never concurrently, so they need no locking
-// among themselves. For a request, the context is cancelled when the request
-// is cancelled with Conn.Cancel, when Serve gives up waiting for it at
-// shutdown, and once the handler returns. A notification, which nothing can
-// cancel, gets a context that ends when Serve returns.
-type Handler func(ctx context.Context, req *Request) (result any, err error)
-
-// toError turns a handler's error into the error object sent to the client.
-func toError(err error) *Error {
+// wireError turns a handler's error into the error object sent to the
+// client.
+func wireError(err error) *Error {
 	var e *Error
-	if !errors.As(err, &e) {
+	switch {
+	case !errors.As(err, &e):
 		return &Error{Code: CodeInternalError, Message: "Internal error: " + err.Error()}
-	}
-	if e == nil {
+	case e == nil:
 		// A typed nil *Error is a handler bug; answer something rather than panic.
 		return &Error{Code: CodeInternalError, Message: "Internal error"}
-	}
-	if e.Code == 0 {
+	case e.Code == 0:
 		return &Error{Code: CodeInternalError, Message: e.Message, Data: e.Data}
 	}
 	return e

@@ -68,67 +68,85 @@ func (s *idScanner) step(c byte) {
 		}
 		s.capturing = false
 	}
-	if s.inString {
-		if s.capturing {
-			s.keep(c)
-		}
-		if s.inKey && len(s.key) <= maxKeyLen {
-			s.key = append(s.key, c)
-		}
-		switch {
-		case s.escape:
-			s.escape = false
-		case c == '\\':
-			s.escape = true
-		case c == '"':
-			s.inString = false
-			s.capturing = false
-			if s.inKey {
-				s.inKey = false
-				s.valueIsID = isIDName(s.key)
-			}
-		}
-		return
-	}
-	if isSpace(c) {
-		return
-	}
 	switch {
+	case s.inString:
+		s.stepString(c)
+	case isSpace(c):
 	case s.closed:
 		s.bad = true // something follows the object
-		return
 	case !s.started:
 		if c != '{' {
 			s.bad = true // not an object
 			return
 		}
 		s.started, s.depth, s.wantKey = true, 1, true
-		return
 	case s.depth == 1 && s.wantKey:
-		s.wantKey = false
-		switch c {
-		case '"':
-			s.inString, s.inKey, s.key = true, true, s.key[:0]
-			s.key = append(s.key, c)
-		case '}':
-			s.depth, s.closed = 0, true
-		default:
-			s.bad = true
+		s.stepKey(c)
+	default:
+		if s.depth == 1 && s.wantValue {
+			s.startValue(c)
 		}
-		return
-	case s.depth == 1 && s.wantValue:
-		s.wantValue = false
-		if s.valueIsID {
-			s.valueIsID = false
-			s.ids++
-			if c == '"' || c == '-' || '0' <= c && c <= '9' {
-				s.capturing, s.id = true, s.id[:0]
-				s.keep(c)
-			} else {
-				s.bad = true // an id must be a string or a number
-			}
+		s.stepStructure(c)
+	}
+}
+
+// stepString reads c inside a string: a member name, the id, or any other.
+func (s *idScanner) stepString(c byte) {
+	if s.capturing {
+		s.keep(c)
+	}
+	if s.inKey && len(s.key) <= maxKeyLen {
+		s.key = append(s.key, c)
+	}
+	switch {
+	case s.escape:
+		s.escape = false
+	case c == '\\':
+		s.escape = true
+	case c == '"':
+		s.inString = false
+		s.capturing = false
+		if s.inKey {
+			s.inKey = false
+			s.valueIsID = isIDName(s.key)
 		}
 	}
+}
+
+// stepKey reads the first byte after '{' or ',' at the top level: a
+// member name starts, or the object ends.
+func (s *idScanner) stepKey(c byte) {
+	s.wantKey = false
+	switch c {
+	case '"':
+		s.inString, s.inKey, s.key = true, true, s.key[:0]
+		s.key = append(s.key, c)
+	case '}':
+		s.depth, s.closed = 0, true
+	default:
+		s.bad = true
+	}
+}
+
+// startValue reads the first byte of a top-level member's value, and
+// starts keeping it when the member is the id.
+func (s *idScanner) startValue(c byte) {
+	s.wantValue = false
+	if !s.valueIsID {
+		return
+	}
+	s.valueIsID = false
+	s.ids++
+	if c == '"' || c == '-' || '0' <= c && c <= '9' {
+		s.capturing, s.id = true, s.id[:0]
+		s.keep(c)
+	} else {
+		s.bad = true // an id must be a string or a number
+	}
+}
+
+// stepStructure follows strings, nesting and the top level's separators.
+func (s *idScanner) stepStructure(c byte) {
 	switch c {
 	case '"':
 		s.inString = true

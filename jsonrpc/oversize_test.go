@@ -73,15 +73,20 @@ func TestIDScanner(t *testing.T) {
 // that is valid JSON: the value of its only top-level "id" member when
 // that is a string or a number of at most maxIDLen bytes in valid UTF-8.
 func referenceID(line []byte) json.RawMessage {
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
 	}
 	var id json.RawMessage
 	n := 0
-	for _, m := range AppendMembers(nil, line) {
-		if string(m.Name) == "id" {
-			id = m.Value
+	for dec.More() {
+		t, _ := dec.Token()
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil
+		}
+		if t == "id" {
+			id = v
 			n++
 		}
 	}

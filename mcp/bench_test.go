@@ -32,11 +32,11 @@ func BenchmarkServe(b *testing.B) {
 				in.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,` + bm.request + "\n")
 			}
 			svc := &tools.Service{Store: mailbox.New(b.TempDir()), Term: newFakeTerm("alice", "alice", "bob")}
-			srv := mcp.NewServer(svc, "bench", nil)
+			srv := mcp.NewServer("bench", nil)
 			var out countLines
 			b.ReportAllocs()
 			b.ResetTimer()
-			if err := srv.Serve(context.Background(), &in, &out); err != nil {
+			if err := srv.ServeStdio(context.Background(), &in, &out, svc); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

@@ -192,14 +192,15 @@ func converse(t *testing.T, file string, lines []string) (tr transcript, logs st
 	// since ids grow in the order they are made.
 	store.Now = func() time.Time { return goldenTime }
 	term := newFakeTerm("alice", "alice", "bob")
-	srv := mcp.NewServer(&tools.Service{Store: store, Term: term}, "test", logf)
+	svc := &tools.Service{Store: store, Term: term}
+	srv := mcp.NewServer("test", logf)
 
 	pr, pw := io.Pipe()
 	rec := newRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pr, rec) }()
+	go func() { done <- srv.ServeStdio(ctx, pr, rec, svc) }()
 	// The reader may stop early; unblock any write still pending then.
 	defer pr.Close()
 

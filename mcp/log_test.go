@@ -32,7 +32,7 @@ func TestErrorsAreLogged(t *testing.T) {
 	logf := func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
 	svc := &tools.Service{Store: mailbox.New(t.TempDir()), Term: newFakeTerm("alice", "alice", "bob")}
 	var out bytes.Buffer
-	if err := mcp.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+	if err := mcp.NewServer("test", logf).ServeStdio(context.Background(), strings.NewReader(in.String()), &out, svc); err != nil {
 		t.Fatal(err)
 	}
 	if len(logged) != len(calls) {

@@ -49,15 +49,15 @@ func TestHundredCallsMemory(t *testing.T) {
 
 	// A warm-up of one call each, so that one-time allocations (the
 	// encoded tool list, package state) are not counted as growth.
-	srv := mcp.NewServer(svc, "test", nil)
+	srv := mcp.NewServer("test", nil)
 	var warm bytes.Buffer
-	if err := srv.Serve(context.Background(), bytes.NewReader(session(0, len(calls))), &warm); err != nil {
+	if err := srv.ServeStdio(context.Background(), bytes.NewReader(session(0, len(calls))), &warm, svc); err != nil {
 		t.Fatal(err)
 	}
 	before := heap()
-	srv = mcp.NewServer(svc, "test", nil)
+	srv = mcp.NewServer("test", nil)
 	var out bytes.Buffer
-	if err := srv.Serve(context.Background(), bytes.NewReader(session(0, 100)), &out); err != nil {
+	if err := srv.ServeStdio(context.Background(), bytes.NewReader(session(0, 100)), &out, svc); err != nil {
 		t.Fatal(err)
 	}
 	after := heap()

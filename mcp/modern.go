@@ -1,25 +1,24 @@
 package mcp
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
-	"agentmail/internal/text"
 	"agentmail/jsonrpc"
 )
+
+// LegacyVersions are the protocol revisions negotiated through initialize,
+// newest first.
+var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // ModernVersion is the protocol revision served without a handshake: each
 // request carries its version and the client's capabilities in
 // params._meta, and the server keeps no session state for it.
 const ModernVersion = "2026-07-28"
 
-// SupportedVersions lists every revision this server speaks, newest first:
-// the modern one, then LegacyVersions (TestFixedResultsEncoding checks
-// that). server/discover and the -32022 error report the same list.
-var SupportedVersions = []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// SupportedVersions lists every revision this server speaks, newest first.
+// server/discover and the -32022 error report it.
+var SupportedVersions = append([]string{ModernVersion}, LegacyVersions...)
 
 // The params._meta keys of the modern era.
 const (
@@ -30,33 +29,26 @@ const (
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 )
 
-// logLevels are the levels a request's _meta may ask log messages at (the
-// syslog severities). The server never sends log messages, so a valid level
-// changes nothing; an invalid one is refused all the same.
+// logLevels are the levels a request's _meta may ask log messages at. The
+// server never sends log messages, so a valid level changes nothing; an
+// invalid one is refused all the same.
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // CodeUnsupportedProtocolVersion is the error for a request whose _meta
 // names a protocol revision this server does not speak.
 const CodeUnsupportedProtocolVersion = -32022
 
-// Cache hints of the cacheable modern results (server/discover and
-// tools/list). Both results are fixed for the life of the binary and are
-// the same for every user, so a client may keep them for an hour and share
-// them.
-const (
-	cacheTTLMs = 3600000
-	cacheScope = "public"
-)
+// cacheTTLMs is the cache hint of the modern results that never change
+// while the binary runs: the tool list, the resource lists, discovery.
+const cacheTTLMs = 3600000
 
 // resultComplete is the resultType of every modern result: this server
 // never needs more input from the client to finish a request.
 const resultComplete = "complete"
 
 // classify decides the era of one request from params._meta: a request
-// naming ModernVersion is modern; one naming a legacy revision, or naming
-// none, is legacy; any other string is answered -32022 whatever the
-// method. server/discover exists only in the modern era, so without a
-// modern version it is refused by the legacy table.
+// naming ModernVersion is modern; one naming a legacy revision, or none,
+// is legacy; any other string is answered -32022 whatever the method.
 func classify(p *params) (modern bool, err error) {
 	raw, ok := p.metaValue(MetaProtocolVersion)
 	if !ok {
@@ -65,7 +57,7 @@ func classify(p *params) (modern bool, err error) {
 	v, ok := jsonrpc.StringValue(raw)
 	switch {
 	case !ok:
-		return false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be a string", MetaProtocolVersion)
+		return false, invalidParams("_meta %q must be a string", MetaProtocolVersion)
 	case v == ModernVersion:
 		return true, nil
 	case slices.Contains(LegacyVersions, v):
@@ -83,151 +75,63 @@ type unsupportedVersion struct {
 	Requested string   `json:"requested"`
 }
 
-// removed reports whether method was part of the legacy era and is gone
-// from the modern one: called with modern _meta it is an unknown method.
-func removed(method string) bool {
-	switch method {
-	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
-		return true
+// checkModern checks what every modern request carries: the client's
+// capabilities in _meta (no method here depends on them), a valid log
+// level if any, and no batch around it.
+func checkModern(r *request) error {
+	if r.Batch {
+		// Only 2025-03-26 has batches: a modern request inside one runs
+		// nothing, as initialize inside one does not.
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: protocol %s has no batches", ModernVersion)
 	}
-	return false
-}
-
-// unofferedPrefixes are the method families of capabilities this server does
-// not advertise; a client that calls them anyway gets -32601.
-var unofferedPrefixes = []string{"prompts/", "completion/", "logging/"}
-
-// handleModern serves one request of the modern era. Its _meta has already
-// named ModernVersion; the client's capabilities are required too, though
-// no method here depends on them.
-func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	caps, ok := p.metaValue(MetaClientCapabilities)
+	caps, ok := r.p.metaValue(MetaClientCapabilities)
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: missing _meta %q", MetaClientCapabilities)
+		return invalidParams("missing _meta %q", MetaClientCapabilities)
 	}
 	if len(caps) == 0 || caps[0] != '{' {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be an object", MetaClientCapabilities)
+		return invalidParams("_meta %q must be an object", MetaClientCapabilities)
 	}
-	if raw, ok := p.metaValue(MetaLogLevel); ok {
+	if raw, ok := r.p.metaValue(MetaLogLevel); ok {
 		if level, ok := jsonrpc.StringValue(raw); !ok || !slices.Contains(logLevels, level) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta %q must be one of %s", MetaLogLevel, strings.Join(logLevels, ", "))
+			return invalidParams("_meta %q must be one of %s", MetaLogLevel, strings.Join(logLevels, ", "))
 		}
 	}
-	switch req.Method {
-	case "server/discover":
-		return s.modern().discover, nil
-	case "tools/list":
-		if err := checkNoCursor(p); err != nil {
-			return nil, err
-		}
-		return s.modern().list, nil
-	case "tools/call":
-		return s.callTool(ctx, p, true)
-	case "subscriptions/listen":
-		return s.listen(ctx, req, p)
-	case "resources/list":
-		if err := checkNoCursor(p); err != nil {
-			return nil, err
-		}
-		return s.modernResult(resourcesList, resourcesCache), nil
-	case "resources/templates/list":
-		if err := checkNoCursor(p); err != nil {
-			return nil, err
-		}
-		return s.modernResult(templatesList, resourcesCache), nil
-	case "resources/read":
-		contents, err := s.readResource(ctx, p, true)
-		if err != nil {
-			return nil, err
-		}
-		// The inbox changes with every message: a client may not keep it.
-		return s.modernResult(map[string]any{"contents": contents}, 0), nil
-	}
-	if removed(req.Method) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not part of protocol %s", req.Method, ModernVersion)
-	}
-	for _, prefix := range unofferedPrefixes {
-		if strings.HasPrefix(req.Method, prefix) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (this server offers tools and resources only)", req.Method)
-		}
-	}
-	return nil, methodNotFound(req.Method)
+	return nil
 }
 
-// listen answers subscriptions/listen. Of the notification types a client
-// may ask for, the server honours resource subscriptions to the inbox (the
-// tool and resource lists never change, and there are no prompts): the
-// acknowledgement lists what it honours, each later notification carries
-// the subscription id, and the request stays open. A client that cancels
-// it gets nothing more for it, not even an answer; when the server stops
-// reading (its input ended, or it is shutting down) it ends the stream
-// with its result.
-func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	raw, _ := p.member("notifications") // a modern request's params are an object
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen needs a notifications object")
+// legacyDiscover answers server/discover sent without a modern protocol
+// version in its _meta. The method belongs to the modern era only, so such
+// a request lacks a required field, which the modern rules answer -32602;
+// a client that probes with it then falls back to initialize.
+func legacyDiscover(p *params) error {
+	if p.meta == nil {
+		return invalidParams("server/discover needs params._meta with %q and %q", MetaProtocolVersion, MetaClientCapabilities)
 	}
-	var asked struct {
-		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	if _, ok := p.metaValue(MetaProtocolVersion); !ok {
+		return invalidParams("server/discover needs %q in params._meta", MetaProtocolVersion)
 	}
-	if err := json.Unmarshal(raw, &asked); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of URIs")
-	}
-	honoured := map[string]any{}
-	inbox := slices.ContainsFunc(asked.ResourceSubscriptions, subscribable)
-	if inbox {
-		honoured["resourceSubscriptions"] = []string{InboxURI}
-	}
-	// The watch starts before the acknowledgement, so that mail stored
-	// right after it is announced; the notifications start after it.
-	var w *inboxWatch
-	if inbox {
-		var err error
-		if w, err = s.watchInbox(ctx); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
-		}
-	}
-	// The subscription id is the request's id, with its JSON type.
-	meta := map[string]json.RawMessage{MetaSubscriptionID: req.ID}
-	ack := map[string]any{"notifications": honoured, "_meta": meta}
-	if err := s.conn.Notify("notifications/subscriptions/acknowledged", ack); err != nil {
-		if w != nil {
-			w.unwatch()
-		}
-		return nil, fmt.Errorf("acknowledging subscriptions/listen: %w", err)
-	}
-	// The stream stays open without holding up the requests after it.
-	jsonrpc.Detach(ctx)
-	if w != nil {
-		stop := w.notify(func() error {
-			if ctx.Err() != nil {
-				return ctx.Err() // cancelled: nothing more for this stream
-			}
-			return s.conn.Notify(updatedMethod, map[string]any{"uri": InboxURI, "_meta": meta})
-		})
-		defer stop()
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.conn.Stopping():
-	}
-	return concat(`{"resultType":"`, resultComplete, `","_meta":{"`, MetaSubscriptionID, `":`, string(req.ID),
-		`,"`, MetaServerInfo, `":`, s.info, `}}`), nil
+	return invalidParams("server/discover is part of protocol %s; earlier revisions use initialize", ModernVersion)
 }
 
-// modernResult adds to a result of the resources methods the members every
-// cacheable modern result carries: its resultType, cache hints and
-// serverInfo. What these results show belongs to the caller, so they are
-// private to it.
-func (s *Server) modernResult(fields map[string]any, ttlMs int) map[string]any {
-	r := make(map[string]any, len(fields)+4)
-	for k, v := range fields {
-		r[k] = v
-	}
-	r["resultType"] = resultComplete
-	r["ttlMs"] = ttlMs
-	r["cacheScope"] = "private"
-	r["_meta"] = s.modernMeta
-	return r
+// modernFields are the members every modern result carries: its
+// resultType, serverInfo in _meta, and, for a result a client may keep,
+// cache hints.
+type modernFields struct {
+	ResultType string         `json:"resultType"`
+	TTLMs      *int           `json:"ttlMs,omitempty"`
+	CacheScope string         `json:"cacheScope,omitempty"`
+	Meta       map[string]any `json:"_meta"`
+}
+
+// complete returns the modern members of a result that may not be kept.
+func (s *Server) complete() *modernFields {
+	return &modernFields{ResultType: resultComplete, Meta: map[string]any{MetaServerInfo: s.info}}
+}
+
+// cacheable returns the modern members of a result a client may keep for
+// ttl milliseconds, shared with others ("public") or not ("private").
+func (s *Server) cacheable(ttl int, scope string) *modernFields {
+	m := s.complete()
+	m.TTLMs, m.CacheScope = &ttl, scope
+	return m
 }

@@ -77,7 +77,7 @@ func TestReceiveAnswersBeforeMarkingRead(t *testing.T) {
 		}
 		return nil
 	}}
-	if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+	if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(initLine+receiveLine), w, svc); err != nil {
 		t.Fatal(err)
 	}
 	if !answered {
@@ -100,7 +100,7 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}}
 	var logged []string
 	logf := func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
-	if err := mcp.NewServer(svc, "test", logf).Serve(context.Background(), strings.NewReader(initLine+receiveLine), w); err != nil {
+	if err := mcp.NewServer("test", logf).ServeStdio(context.Background(), strings.NewReader(initLine+receiveLine), w, svc); err != nil {
 		t.Fatal(err)
 	}
 	if n := unread(t, store); n != 1 {
@@ -111,7 +111,7 @@ func TestReceiveAnswerLostStaysUnread(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(initLine+receiveLine), &out); err != nil {
+	if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(initLine+receiveLine), &out, svc); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "for alice") {
@@ -157,7 +157,7 @@ func TestReceiveClientNotReading(t *testing.T) {
 	}}
 	second := strings.Replace(receiveLine, `"id":1,`, `"id":2,`, 1)
 	go io.WriteString(pw, initLine+receiveLine+second)
-	if err := mcp.NewServer(svc, "test", logf).Serve(context.Background(), pr, w); err != nil {
+	if err := mcp.NewServer("test", logf).ServeStdio(context.Background(), pr, w, svc); err != nil {
 		t.Fatal(err)
 	}
 	out := w.out.String()
@@ -189,7 +189,7 @@ func TestReceiveInBatch(t *testing.T) {
 	}{
 		{"last", pingThenReceive, false, `"text":"From: bob\nID: `, 0},
 		{"last, array not written", pingThenReceive, true, "", 1},
-		{"followed by another request", receiveThenPing, false, `"text":"receive must be the last request of its batch`, 1},
+		{"followed by another request", receiveThenPing, false, `"text":"only the last request of a batch can be answered before the batch has run`, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			svc, store := mailForAlice(t)
@@ -210,7 +210,7 @@ func TestReceiveInBatch(t *testing.T) {
 				}
 				return nil
 			}}
-			if err := mcp.NewServer(svc, "test", nil).Serve(context.Background(), strings.NewReader(init2503+tt.batch), w); err != nil {
+			if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(init2503+tt.batch), w, svc); err != nil {
 				t.Fatal(err)
 			}
 			if out := w.out.String(); !strings.Contains(out, tt.wantText) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"agentmail/internal/text"
 	"agentmail/jsonrpc"
@@ -25,15 +24,8 @@ const (
 const CodeResourceNotFound = -32002
 
 type resource struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	MimeType    string `json:"mimeType"`
-}
-
-type resourceTemplate struct {
-	URITemplate string `json:"uriTemplate"`
+	URI         string `json:"uri,omitempty"`
+	URITemplate string `json:"uriTemplate,omitempty"`
 	Name        string `json:"name"`
 	Title       string `json:"title"`
 	Description string `json:"description"`
@@ -49,7 +41,7 @@ var inboxResource = resource{
 	MimeType: markdown,
 }
 
-var threadResource = resourceTemplate{
+var threadResource = resource{
 	URITemplate: threadTemplate,
 	Name:        "thread",
 	Title:       "A thread",
@@ -64,38 +56,91 @@ type resourceContents struct {
 	Text     string `json:"text"`
 }
 
-// readResource returns the text of the resource at uri, or a not-found
-// error for the era.
-func (s *Server) readResource(ctx context.Context, p *params, modern bool) ([]resourceContents, error) {
-	raw, err := p.member("uri")
+// The results of the resources methods; modernFields only in the modern era.
+type (
+	resourcesResult struct {
+		Resources []resource `json:"resources"`
+		*modernFields
+	}
+	templatesResult struct {
+		ResourceTemplates []resource `json:"resourceTemplates"`
+		*modernFields
+	}
+	readResult struct {
+		Contents []resourceContents `json:"contents"`
+		*modernFields
+	}
+)
+
+// private returns the modern members of a result about the caller's own
+// resources, which a client may keep for ttl milliseconds but not share.
+func (ss *session) private(r *request, ttl int) *modernFields {
+	if !r.modern {
+		return nil
+	}
+	return ss.srv.cacheable(ttl, "private")
+}
+
+func (ss *session) resourcesList(ctx context.Context, r *request) (any, error) {
+	if err := checkNoCursor(r.p); err != nil {
+		return nil, err
+	}
+	return resourcesResult{[]resource{inboxResource}, ss.private(r, cacheTTLMs)}, nil
+}
+
+func (ss *session) templatesList(ctx context.Context, r *request) (any, error) {
+	if err := checkNoCursor(r.p); err != nil {
+		return nil, err
+	}
+	return templatesResult{[]resource{threadResource}, ss.private(r, cacheTTLMs)}, nil
+}
+
+// resourcesRead reads the inbox or a thread; the inbox changes with every
+// message, so a modern client may not keep it.
+func (ss *session) resourcesRead(ctx context.Context, r *request) (any, error) {
+	uri, ok, err := r.p.str("uri", "resources/read needs a uri string")
 	if err != nil {
 		return nil, err
 	}
-	uri, ok := jsonrpc.StringValue(raw)
-	if raw == nil || !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: resources/read needs a uri string")
+	if !ok {
+		return nil, invalidParams("resources/read needs a uri string")
 	}
-	var body string
+	svc, err := serviceOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	body, err := readResource(ctx, svc, uri)
+	switch {
+	case errors.Is(err, errNotFound):
+		return nil, notFound(uri, r.modern)
+	case err != nil:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
+	}
+	return readResult{[]resourceContents{{URI: uri, MimeType: markdown, Text: body}}, ss.private(r, 0)}, nil
+}
+
+var errNotFound = errors.New("resource not found")
+
+// readResource returns the text of the resource at uri.
+func readResource(ctx context.Context, svc *tools.Service, uri string) (string, error) {
 	switch {
 	case uri == InboxURI:
-		in, err := s.svc.Inbox(ctx, tools.InboxFilter{All: true})
+		in, err := svc.Inbox(ctx, tools.InboxFilter{All: true})
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
+			return "", err
 		}
-		body = tools.InboxText(in)
+		return tools.InboxText(in), nil
 	case strings.HasPrefix(uri, threadPrefix):
-		th, err := s.svc.Thread(ctx, strings.TrimPrefix(uri, threadPrefix))
+		th, err := svc.Thread(ctx, strings.TrimPrefix(uri, threadPrefix))
 		if errors.Is(err, tools.ErrThreadNotFound) {
-			return nil, notFound(uri, modern)
+			return "", errNotFound
 		}
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
+			return "", err
 		}
-		body = tools.ThreadText(th)
-	default:
-		return nil, notFound(uri, modern)
+		return tools.ThreadText(th), nil
 	}
-	return []resourceContents{{URI: uri, MimeType: markdown, Text: body}}, nil
+	return "", errNotFound
 }
 
 // notFound is the error for a resource that does not exist, or that the
@@ -112,163 +157,44 @@ func notFound(uri string, modern bool) error {
 // since a thread changes only when mail arrives in the inbox too.
 func subscribable(uri string) bool { return uri == InboxURI }
 
-// resourceLists are the results of resources/list and
-// resources/templates/list, which never change.
-var (
-	resourcesList  = map[string]any{"resources": []resource{inboxResource}}
-	templatesList  = map[string]any{"resourceTemplates": []resourceTemplate{threadResource}}
-	emptyResult    = struct{}{}
-	updatedMethod  = "notifications/resources/updated"
-	resourcesCache = 3600000 // ttlMs of the two lists in the modern era
-)
-
-func (s *Server) resourcesList(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	if err := checkNoCursor(p); err != nil {
-		return nil, err
-	}
-	return resourcesList, nil
-}
-
-func (s *Server) templatesList(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	if err := checkNoCursor(p); err != nil {
-		return nil, err
-	}
-	return templatesList, nil
-}
-
-func (s *Server) resourcesRead(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	contents, err := s.readResource(ctx, p, false)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"contents": contents}, nil
-}
-
 // subscribeURI reads the uri of resources/subscribe and unsubscribe.
 func subscribeURI(p *params) (string, error) {
-	raw, err := p.member("uri")
-	if err != nil {
-		return "", err
+	uri, ok, err := p.str("uri", "needs a uri string")
+	if err == nil && !ok {
+		err = invalidParams("needs a uri string")
 	}
-	uri, ok := jsonrpc.StringValue(raw)
-	if raw == nil || !ok {
-		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: needs a uri string")
-	}
-	return uri, nil
+	return uri, err
 }
 
-// resourcesSubscribe starts sending notifications/resources/updated for
-// the inbox whenever the caller's mailbox changes, until unsubscribe or
-// the end of the session. Subscribing twice is harmless.
-func (s *Server) resourcesSubscribe(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	uri, err := subscribeURI(p)
+// resourcesSubscribe starts notifications/resources/updated for the inbox
+// whenever the caller's mailbox changes, until unsubscribe or the end of
+// the session. Subscribing again replaces the watch, for the agent named
+// now.
+func (ss *session) resourcesSubscribe(ctx context.Context, r *request) (any, error) {
+	uri, err := subscribeURI(r.p)
 	if err != nil {
 		return nil, err
 	}
 	if !subscribable(uri) {
 		return nil, notFound(uri, false)
 	}
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	if s.subs[uri] != nil {
-		return emptyResult, nil
-	}
-	w, err := s.watchInbox(ctx)
-	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
-	}
-	stop := w.notify(func() error {
-		return s.conn.Notify(updatedMethod, map[string]string{"uri": uri})
-	})
-	if s.subs == nil {
-		s.subs = map[string]func(){}
-	}
-	s.subs[uri] = stop
-	return emptyResult, nil
-}
-
-// resourcesUnsubscribe stops the notifications of a subscription; no
-// notification for it is sent once it has returned.
-func (s *Server) resourcesUnsubscribe(ctx context.Context, req *jsonrpc.Request, p *params) (any, error) {
-	uri, err := subscribeURI(p)
+	svc, err := serviceOf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.subMu.Lock()
-	stop := s.subs[uri]
-	delete(s.subs, uri)
-	s.subMu.Unlock()
-	if stop != nil {
-		stop()
+	if err := ss.subs.Subscribe(svc, uri); err != nil {
+		return nil, err
 	}
-	return emptyResult, nil
+	return struct{}{}, nil
 }
 
-// stopSubscriptions ends every legacy subscription.
-func (s *Server) stopSubscriptions() {
-	s.subMu.Lock()
-	subs := s.subs
-	s.subs = nil
-	s.subMu.Unlock()
-	for _, stop := range subs {
-		stop()
-	}
-}
-
-// settle is how long the inbox watch lets the file events of one change
-// gather before it notifies: an append is a write, then a sync to disk and
-// a close, which a slow disk spreads over tens of milliseconds.
-const settle = 100 * time.Millisecond
-
-// inboxWatch watches the caller's mailbox from the moment it is made, so
-// that a change between a subscription's acknowledgement and the first
-// notification is not missed; notify starts the notifications.
-type inboxWatch struct {
-	changes <-chan struct{}
-	unwatch func()
-}
-
-func (s *Server) watchInbox(ctx context.Context) (*inboxWatch, error) {
-	changes, unwatch, err := s.svc.WatchInbox(context.WithoutCancel(ctx))
+// resourcesUnsubscribe stops the notifications of a subscription; none is
+// sent for it once it has returned.
+func (ss *session) resourcesUnsubscribe(ctx context.Context, r *request) (any, error) {
+	uri, err := subscribeURI(r.p)
 	if err != nil {
 		return nil, err
 	}
-	return &inboxWatch{changes, unwatch}, nil
-}
-
-// notify calls send whenever the mailbox changes, from its own goroutine,
-// until stop is called; stop waits for a send in progress, so that nothing
-// is sent after it returns.
-func (w *inboxWatch) notify(send func() error) (stop func()) {
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-quit:
-				return
-			case <-w.changes:
-			}
-			// One message stored is several file events: they make one
-			// notification.
-			select {
-			case <-quit:
-				return
-			case <-time.After(settle):
-			}
-			select {
-			case <-w.changes:
-			default:
-			}
-			if err := send(); err != nil {
-				return
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-		w.unwatch()
-	}
+	ss.subs.Unsubscribe(uri)
+	return struct{}{}, nil
 }

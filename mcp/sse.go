@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -13,25 +13,101 @@ import (
 	"agentmail/jsonrpc"
 )
 
+// errNoStream is the answer to a notification that has no stream to go on.
+var errNoStream = errors.New("mcp: no stream to send notifications on")
+
+// sseWriter writes server-sent events to one HTTP answer: the answer to a
+// POST that streams, a legacy session's GET stream, and the stream of the
+// HTTP+SSE transport. Each event is flushed at once, within writeWait.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu     sync.Mutex
+	closed bool
+	broken chan struct{} // closed when a write fails or the stream ends
+}
+
+// startSSE writes the headers of an event stream.
+func startSSE(w http.ResponseWriter) *sseWriter {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: http.NewResponseController(w), broken: make(chan struct{})}
+}
+
+// message writes a JSON-RPC message as a "message" event.
+func (s *sseWriter) message(v any) error {
+	b, err := jsonrpc.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.write("event: message\ndata: %s\n\n", b)
+}
+
+// comment writes a comment, which keeps an idle stream alive.
+func (s *sseWriter) comment() error { return s.write(": keep-alive\n\n") }
+
+func (s *sseWriter) write(format string, args ...any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errNoStream
+	}
+	s.rc.SetWriteDeadline(time.Now().Add(writeWait))
+	_, err := fmt.Fprintf(s.w, format, args...)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	if err != nil {
+		s.endLocked()
+	}
+	return err
+}
+
+// end marks the stream closed, so that nothing is written to it once its
+// handler has returned.
+func (s *sseWriter) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endLocked()
+}
+
+func (s *sseWriter) endLocked() {
+	if !s.closed {
+		s.closed = true
+		close(s.broken)
+	}
+}
+
 // The HTTP+SSE transport of 2024-11-05, for clients that predate
 // Streamable HTTP: the client GETs an event stream, whose first event
 // names the endpoint to POST messages to; every POST is accepted at once
 // and everything the server says, answers included, goes on the stream.
-//
-// A stream is a connection in all but name, so it is served exactly as
-// stdio is: one jsonrpc.Conn and one Server per stream, fed the POSTed
-// messages through a pipe. Its agent is named by the headers of the GET.
-// The session lives as long as its stream, in the process that serves
-// it.
+// A stream is a connection in all but name, served by Serve as stdio is,
+// its agent named by the headers of the GET.
 
 // ssePostSuffix is the path of the POST endpoint, below the stream's.
 const ssePostSuffix = "/messages"
 
-// sseSession is the POST side of one stream.
-type sseSession struct {
-	mu sync.Mutex // serialises messages into in
-	in *io.PipeWriter
+// sseConn is the connection of one stream: the POSTs' messages in, the
+// stream out.
+type sseConn struct {
+	out *sseWriter
+	in  chan jsonrpc.Message
+	end chan struct{} // closed when the connection ends
 }
+
+func (c *sseConn) Read() (jsonrpc.Message, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.end:
+		return jsonrpc.Message{}, errNoStream
+	}
+}
+
+func (c *sseConn) Write(v any) error { return c.out.message(v) }
 
 // SSEHandler serves the HTTP+SSE transport: the stream at path, and the
 // POST endpoint below it. Other paths are not found.
@@ -40,24 +116,6 @@ func (h *HTTPHandler) SSEHandler(path string) http.Handler {
 	mux.HandleFunc(path, h.sseStream)
 	mux.HandleFunc(path+ssePostSuffix, h.ssePost)
 	return mux
-}
-
-// sseOut writes the lines of a stream's connection as message events.
-type sseOut struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-func (o *sseOut) Write(line []byte) (int, error) {
-	o.rc.SetWriteDeadline(time.Now().Add(writeWait))
-	_, err := fmt.Fprintf(o.w, "event: message\ndata: %s\n\n", bytes.TrimSuffix(line, []byte("\n")))
-	if err == nil {
-		err = o.rc.Flush()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return len(line), nil
 }
 
 // sseStream serves the GET of a stream, for as long as the client keeps
@@ -80,42 +138,18 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release(h.streams)
-
-	s := NewServer(nil, h.opt.Version, h.opt.Logf)
-	agent := h.agentOnce(s, r.Header)
-	handle := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if err := agent(ctx, req.Method); err != nil {
-			return nil, err
-		}
-		return s.handle(ctx, req)
-	}
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	out := &sseOut{w: w, rc: http.NewResponseController(w)}
-	conn := jsonrpc.NewConn(pr, out, handle, jsonrpc.Options{
-		Preempt:   s.preempt,
-		MayDetach: mayDetach,
-		Batch:     func() bool { return s.negotiated() == "2025-03-26" },
-		Logf:      h.opt.Logf,
-	})
-	s.conn = conn
-	defer s.stopSubscriptions()
-
+	c := &sseConn{out: startSSE(w), in: make(chan jsonrpc.Message), end: make(chan struct{})}
+	defer close(c.end)
 	id := rand.Text()
 	h.mu.Lock()
-	h.sseSessions[id] = &sseSession{in: pw}
+	h.sseConns[id] = c
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		delete(h.sseSessions, id)
+		delete(h.sseConns, id)
 		h.mu.Unlock()
 	}()
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, "event: endpoint\ndata: %s%s?sessionId=%s\n\n", r.URL.Path, ssePostSuffix, id)
-	if out.rc.Flush() != nil {
+	if c.out.write("event: endpoint\ndata: %s%s?sessionId=%s\n\n", r.URL.Path, ssePostSuffix, id) != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -123,11 +157,12 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		select {
 		case <-h.stopping:
-			cancel()
+		case <-c.out.broken:
 		case <-ctx.Done():
 		}
+		cancel()
 	}()
-	if err := conn.Serve(ctx); err != nil && ctx.Err() == nil {
+	if err := h.srv.Serve(WithAgent(ctx, h.agent(r.Header)), Conn{Stream: c}); err != nil && ctx.Err() == nil {
 		h.opt.Logf("sse: %v", err)
 	}
 }
@@ -144,9 +179,9 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	ss := h.sseSessions[r.URL.Query().Get("sessionId")]
+	c := h.sseConns[r.URL.Query().Get("sessionId")]
 	h.mu.Unlock()
-	if ss == nil {
+	if c == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; GET the stream again")
 		return
 	}
@@ -154,25 +189,16 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// The connection reads one message a line. A line break can stand
-	// only between the tokens of valid JSON, where a space does as well,
-	// so replacing them keeps valid JSON valid and invalid JSON invalid.
-	for i, c := range body {
-		if c == '\n' || c == '\r' {
-			body[i] = ' '
-		}
-	}
-	line := bytes.TrimSpace(body)
-	if len(line) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: empty body")
 		return
 	}
-	ss.mu.Lock()
-	_, err := ss.in.Write(append(line, '\n'))
-	ss.mu.Unlock()
-	if err != nil {
+	msg := jsonrpc.Decode(body)
+	select {
+	case c.in <- msg:
+		w.WriteHeader(http.StatusAccepted)
+	case <-c.end:
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: the session's stream has ended; GET the stream again")
-		return
+	case <-r.Context().Done():
 	}
-	w.WriteHeader(http.StatusAccepted)
 }

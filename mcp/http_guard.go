@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"agentmail/jsonrpc"
+)
+
+// guard checks who is calling, for every HTTP transport: the Host and
+// Origin, against DNS rebinding, and the token. It answers a CORS
+// preflight itself. It reports whether the request may go on; if not, it
+// has been answered.
+func (h *HTTPHandler) guard(w http.ResponseWriter, r *http.Request) bool {
+	if !h.hostAllowed(r.Host) {
+		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: host "+strconv.Quote(r.Host)+" is not served here")
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !h.originAllowed(origin, r.Host) {
+			httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: origin "+strconv.Quote(origin)+" is not allowed")
+			return false
+		}
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+		w.Header().Set("Access-Control-Expose-Headers", HeaderSession)
+	}
+	if r.Method == http.MethodOptions {
+		// A preflight carries no credentials: it is answered before the
+		// token is checked, and says only what a call may send.
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		w.Header().Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Accept",
+			HeaderSession, HeaderProtocol, HeaderMethod, HeaderName, HeaderPane, HeaderAgent, HeaderTmux}, ", "))
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmail"`)
+		httpError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized: send the header \"Authorization: Bearer <token>\" with the server's token ($AGENTMAIL_TOKEN, or the file .agentmail/http-token)")
+		return false
+	}
+	return true
+}
+
+// hostAllowed reports whether hostport, a request's Host, names this
+// server: a loopback name, the bound host, or, for a server bound to every
+// interface, any address literal (DNS rebinding needs a name).
+func (h *HTTPHandler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") || strings.EqualFold(host, strings.Trim(h.opt.Host, "[]")) {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	bound := net.ParseIP(strings.Trim(h.opt.Host, "[]"))
+	return bound != nil && bound.IsUnspecified()
+}
+
+// originAllowed reports whether a browser page of origin may call the
+// server: one listed in AllowOrigins, or the server's own origin.
+func (h *HTTPHandler) originAllowed(origin, host string) bool {
+	if slices.Contains(h.opt.AllowOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
+}
+
+// authorized checks the bearer token. The comparison takes the same time
+// whatever the token sent, so that its timing tells nothing about the
+// right one.
+func (h *HTTPHandler) authorized(r *http.Request) bool {
+	if h.opt.Token == "" {
+		return true
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	want := sha256.Sum256([]byte(h.opt.Token))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// httpError answers with status and a JSON-RPC error without an id, which
+// clients that look only at the body understand too.
+func httpError(w http.ResponseWriter, status, code int, msg string) {
+	writeError(w, status, nil, &jsonrpc.Error{Code: code, Message: msg})
+}
+
+// writeError answers with status and a JSON-RPC error for id.
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	body, _ := jsonrpc.Marshal(&jsonrpc.Response{ID: id, Error: e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

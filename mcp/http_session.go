@@ -1,0 +1,229 @@
+package mcp
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentmail/jsonrpc"
+)
+
+// A legacy session starts with initialize, whose answer carries its id,
+// and ends with DELETE. The id carries the revision initialize chose,
+// signed, so that any process with the same key serves the session.
+// Streams and subscriptions live in the process that serves them, unlike
+// the session itself: a client behind a load balancer keeps them where it
+// opened them, as it keeps the TCP connection they run on.
+
+// maxEnded bounds how many ended sessions are remembered; beyond it the
+// oldest is forgotten, and its id would be accepted again.
+const maxEnded = 4096
+
+// keepAlive is how often an idle stream gets a comment, so that proxies
+// and clients do not take it for dead.
+const keepAlive = 30 * time.Second
+
+// sessionState is what one process holds for a legacy session: its open
+// stream, if any, and its resource subscriptions.
+type sessionState struct {
+	stream *sseWriter
+	subs   *Subscriptions
+}
+
+// newSession returns a session id for a session of protocol version: the
+// version, the time and 128 random bits, signed. Every character is
+// visible ASCII.
+func (h *HTTPHandler) newSession(version string) string {
+	payload := version + "." + strconv.FormatInt(time.Now().Unix(), 10) + "." + rand.Text()
+	return payload + "." + h.sign(payload)
+}
+
+func (h *HTTPHandler) sign(payload string) string {
+	m := hmac.New(sha256.New, h.opt.SessionKey)
+	m.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sessionVersion checks a session id and returns its protocol version.
+func (h *HTTPHandler) sessionVersion(session string) (string, bool) {
+	i := strings.LastIndexByte(session, '.')
+	if i < 0 {
+		return "", false
+	}
+	payload, mac := session[:i], session[i+1:]
+	if !hmac.Equal([]byte(mac), []byte(h.sign(payload))) {
+		return "", false
+	}
+	version, _, _ := strings.Cut(payload, ".")
+	if !slices.Contains(LegacyVersions, version) {
+		return "", false
+	}
+	h.mu.Lock()
+	ended := h.ended[session]
+	h.mu.Unlock()
+	return version, !ended
+}
+
+// state returns the state of a session, made on first use. h.mu must be
+// held.
+func (h *HTTPHandler) state(session string) *sessionState {
+	ss := h.sessions[session]
+	if ss == nil {
+		ss = &sessionState{}
+		ss.subs = NewSubscriptions(func(method string, params any) error {
+			return h.notifySession(session, method, params)
+		})
+		h.sessions[session] = ss
+	}
+	return ss
+}
+
+// subscriptions returns the subscriptions of a session.
+func (h *HTTPHandler) subscriptions(session string) *Subscriptions {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state(session).subs
+}
+
+// notifySession sends a notification on the stream of session, if one is
+// open; without one it is dropped, as the transport allows.
+func (h *HTTPHandler) notifySession(session, method string, params any) error {
+	h.mu.Lock()
+	var st *sseWriter
+	if ss := h.sessions[session]; ss != nil {
+		st = ss.stream
+	}
+	h.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	if err := st.message(&jsonrpc.Notification{Method: method, Params: params}); err != nil {
+		h.opt.Logf("http: dropped %s: %v", method, err)
+	}
+	return nil
+}
+
+// get opens the stream of a legacy session. The 2026-07-28 era has none:
+// every message of its server belongs to a request.
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	session := r.Header.Get(HeaderSession)
+	if session == "" {
+		w.Header().Set("Allow", "POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: only a session started by initialize has a stream to GET")
+		return
+	}
+	if _, events := accepts(r.Header.Values("Accept")); !events {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: text/event-stream\"")
+		return
+	}
+	if _, ok := h.sessionVersion(session); !ok {
+		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; send initialize to start a new one")
+		return
+	}
+	if !acquire(h.streams) {
+		busy(w)
+		return
+	}
+	defer release(h.streams)
+	h.mu.Lock()
+	ss := h.state(session)
+	if ss.stream != nil {
+		h.mu.Unlock()
+		httpError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "Conflict: this session already has a stream open")
+		return
+	}
+	st := startSSE(w)
+	ss.stream = st
+	h.mu.Unlock()
+	defer func() {
+		st.end()
+		h.mu.Lock()
+		if ss.stream == st {
+			ss.stream = nil
+		}
+		h.mu.Unlock()
+	}()
+	h.keepOpen(r, st)
+}
+
+// keepOpen keeps a stream open, with a comment now and then, until the
+// client or the server ends it.
+func (h *HTTPHandler) keepOpen(r *http.Request, st *sseWriter) {
+	if st.comment() != nil {
+		return
+	}
+	t := time.NewTicker(keepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.stopping:
+			return
+		case <-st.broken:
+			return
+		case <-t.C:
+			if st.comment() != nil {
+				return
+			}
+		}
+	}
+}
+
+// delete ends a session.
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+	session := r.Header.Get(HeaderSession)
+	if session == "" {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: missing "+HeaderSession+" header")
+		return
+	}
+	if _, ok := h.sessionVersion(session); !ok {
+		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
+		return
+	}
+	h.mu.Lock()
+	h.ended[session] = true
+	h.endedFIFO = append(h.endedFIFO, session)
+	if len(h.endedFIFO) > maxEnded {
+		delete(h.ended, h.endedFIFO[0])
+		h.endedFIFO = h.endedFIFO[1:]
+	}
+	h.mu.Unlock()
+	h.endSession(session)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// endSession stops the subscriptions of a session and ends its stream.
+func (h *HTTPHandler) endSession(session string) {
+	h.mu.Lock()
+	ss := h.sessions[session]
+	delete(h.sessions, session)
+	h.mu.Unlock()
+	if ss == nil {
+		return
+	}
+	ss.subs.Stop()
+	if ss.stream != nil {
+		ss.stream.end()
+	}
+}
+
+// endAll ends every session's subscriptions and streams, when the server
+// stops.
+func (h *HTTPHandler) endAll() {
+	h.mu.Lock()
+	sessions := make([]string, 0, len(h.sessions))
+	for s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		h.endSession(s)
+	}
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// An mcpServer is the agentmail entry of an assistant's configuration.
+type mcpServer struct {
+	where   string // the file, as shown to the user, and the entry's scope
+	name    string // the entry's name in the file
+	command string
+	args    []string
+	url     string
+	env     map[string]string
+	envVars []string // Codex: variables passed through from its environment
+}
+
+// isAgentmail reports whether a server entry runs agentmail: it is named
+// so, or its command is.
+func isAgentmail(name, command string) bool {
+	return name == "agentmail" || filepath.Base(command) == "agentmail"
+}
+
+// show shortens path for the report: relative to the root, or as ~/… below
+// HOME, whichever of the two holds it more closely.
+func (d *doctor) show(path string) string {
+	best, shown := "", path
+	try := func(base, prefix string) {
+		if base == "" || len(base) <= len(best) {
+			return
+		}
+		if rel, err := filepath.Rel(base, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			best, shown = base, prefix+rel
+		}
+	}
+	try(d.rootOr(""), "")
+	try(d.home, "~/")
+	return shown
+}
+
+// namesAgent reports whether a server's command line or environment names
+// the agent explicitly, which needs no tmux variables to find out who it is.
+func (s *mcpServer) namesAgent() bool {
+	if _, ok := s.env[agentEnv]; ok {
+		return true
+	}
+	return hasFlag(s.args, "agent")
+}
+
+// namesSocket reports whether a server's command line or environment names
+// the tmux server by its socket, which a server without $TMUX needs.
+func (s *mcpServer) namesSocket() bool {
+	if _, ok := s.env[socketEnv]; ok {
+		return true
+	}
+	return slices.Contains(s.envVars, socketEnv) || hasFlag(s.args, "tmux-socket")
+}
+
+// hasFlag reports whether args hold the flag name, in any of the forms
+// that agentmail takes.
+func hasFlag(args []string, name string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == "--"+name || a == "-"+name || strings.HasPrefix(a, "--"+name+"=") || strings.HasPrefix(a, "-"+name+"=")
+	})
+}
+
+// fixedTmux returns the first of TMUX and TMUX_PANE that s's env sets to
+// a value that does not come from the assistant's own environment: every
+// session of the assistant would then act as that one pane. expands says
+// whether the assistant expands $VAR in env values.
+func (s *mcpServer) fixedTmux(expands bool) (string, string) {
+	for _, k := range []string{"TMUX", "TMUX_PANE"} {
+		v, ok := s.env[k]
+		if !ok {
+			continue
+		}
+		// "$TMUX_PANE", "${TMUX_PANE}" and "${TMUX_PANE:-…}" take the
+		// assistant's own value.
+		own := v == "$"+k || strings.HasPrefix(v, "${"+k+"}") || strings.HasPrefix(v, "${"+k+":")
+		if !expands || !own {
+			return k, v
+		}
+	}
+	return "", ""
+}
+
+// readJSONServers returns the agentmail entries of the "mcpServers" object
+// at path inside a JSON file (path empty: at its top). A missing file
+// gives none.
+func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(stripJSONComments(data), &top); err != nil {
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	for _, p := range path {
+		var next map[string]json.RawMessage
+		if raw, ok := top[p]; !ok || json.Unmarshal(raw, &next) != nil {
+			return nil, nil
+		}
+		top = next
+	}
+	var servers map[string]struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		URL     string            `json:"url"`
+		HTTPURL string            `json:"httpUrl"`
+		Env     map[string]string `json:"env"`
+	}
+	if raw, ok := top["mcpServers"]; !ok || json.Unmarshal(raw, &servers) != nil {
+		return nil, nil
+	}
+	var out []mcpServer
+	for name, s := range servers {
+		if isAgentmail(name, s.Command) {
+			out = append(out, mcpServer{where: where, name: name, command: s.Command, args: s.Args, url: s.URL + s.HTTPURL, env: s.Env})
+		}
+	}
+	// Map order is random; the report's is not.
+	slices.SortFunc(out, func(a, b mcpServer) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// stripJSONComments blanks // and /* */ comments outside strings, which
+// Gemini CLI allows in its settings; the offsets of errors stay right.
+func stripJSONComments(data []byte) []byte {
+	out := slices.Clone(data)
+	inString := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			j := i + 2
+			for j < len(out) && !(out[j] == '*' && j+1 < len(out) && out[j+1] == '/') {
+				j++
+			}
+			for k := i; k < min(j+2, len(out)); k++ {
+				if out[k] != '\n' {
+					out[k] = ' '
+				}
+			}
+			i = j + 1
+		}
+	}
+	return out
+}
+
+// assistantChecks turns the entries found for one assistant into lines:
+// one per entry, or one saying that none is configured.
+func assistantChecks(name string, servers []mcpServer, errs []error, looked []string, judge func(mcpServer) check, howTo string) []check {
+	var out []check
+	for _, err := range errs {
+		out = append(out, problem(name, "cannot read its configuration: "+err.Error(), "fix the file, or the assistant cannot read it either"))
+	}
+	for _, s := range servers {
+		c := judge(s)
+		c.Name = name
+		c.Detail = s.where + ": " + c.Detail
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		out = append(out, info(name, "agentmail is not configured ("+strings.Join(looked, ", ")+")", howTo))
+	}
+	return out
+}
+
+// claudeChecks looks at Claude Code's project file and the user's
+// ~/.claude.json (user scope, and the local scope of this project). Claude
+// Code passes its own environment, TMUX and TMUX_PANE included.
+func (d *doctor) claudeChecks() []check {
+	var servers []mcpServer
+	var errs []error
+	var looked []string
+	add := func(s []mcpServer, err error) {
+		servers = append(servers, s...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.st != nil {
+		f := filepath.Join(d.st.Root, ".mcp.json")
+		looked = append(looked, d.show(f))
+		add(readJSONServers(f, d.show(f)))
+	}
+	home := d.home
+	if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+		home = dir
+	}
+	if home != "" {
+		f := filepath.Join(home, ".claude.json")
+		looked = append(looked, d.show(f))
+		add(readJSONServers(f, d.show(f)+" (user)"))
+		if d.st != nil {
+			add(readJSONServers(f, d.show(f)+" (project "+d.st.Root+")", "projects", d.st.Root))
+		}
+	}
+	judge := func(s mcpServer) check {
+		if s.url != "" {
+			return ok("", "agentmail at "+s.url)
+		}
+		if k, v := s.fixedTmux(true); k != "" {
+			return problem("", fmt.Sprintf("env fixes %s=%s: every session would act as that one pane", k, v),
+				"remove TMUX and TMUX_PANE from its env; Claude Code passes its own")
+		}
+		return ok("", "agentmail configured; Claude Code passes TMUX and TMUX_PANE")
+	}
+	return assistantChecks("claude", servers, errs, looked, judge, "claude mcp add agentmail -- agentmail mcp (README, MCP set-up)")
+}
+
+// geminiChecks looks at the project's and the user's settings.json of
+// Gemini CLI, which gives MCP servers a sanitised environment: TMUX and
+// TMUX_PANE arrive only through env, where it expands $VAR.
+func (d *doctor) geminiChecks() []check {
+	var servers []mcpServer
+	var errs []error
+	var looked []string
+	for _, dir := range []string{d.rootOr(""), d.home} {
+		if dir == "" {
+			continue
+		}
+		f := filepath.Join(dir, ".gemini", "settings.json")
+		looked = append(looked, d.show(f))
+		s, err := readJSONServers(f, d.show(f))
+		servers = append(servers, s...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	const fix = `give it "env": {"TMUX": "$TMUX", "TMUX_PANE": "$TMUX_PANE"}`
+	judge := func(s mcpServer) check {
+		if s.url != "" {
+			return ok("", "agentmail at "+s.url)
+		}
+		if k, v := s.fixedTmux(true); k != "" {
+			return problem("", fmt.Sprintf("env sets %s to %q, not $%s: every session would act as that one pane", k, v, k), fix)
+		}
+		if s.namesAgent() {
+			if _, ok := s.env["TMUX"]; !ok && !s.namesSocket() {
+				return problem("", "it names its agent, but env does not pass TMUX and no --tmux-socket names the tmux server", `give it "env": {"TMUX": "$TMUX"}, or "--tmux-socket", PATH in args`)
+			}
+			return ok("", "agentmail configured, naming its agent explicitly")
+		}
+		var missing []string
+		for _, k := range []string{"TMUX", "TMUX_PANE"} {
+			if _, ok := s.env[k]; !ok {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return problem("", "env does not pass "+strings.Join(missing, " and ")+", and Gemini CLI strips them from an MCP server's environment", fix)
+		}
+		return ok("", "agentmail configured; env passes TMUX and TMUX_PANE")
+	}
+	return assistantChecks("gemini", servers, errs, looked, judge, "add agentmail to mcpServers in .gemini/settings.json (README, MCP set-up)")
+}
+
+// codexChecks looks at Codex's user and project config.toml. Codex passes
+// an MCP server only a short fixed list of variables, plus those named in
+// env_vars; it does not expand $VAR in env.
+func (d *doctor) codexChecks() []check {
+	var files []string
+	codexHome := os.Getenv("CODEX_HOME")
+	if codexHome == "" && d.home != "" {
+		codexHome = filepath.Join(d.home, ".codex")
+	}
+	if codexHome != "" {
+		files = append(files, filepath.Join(codexHome, "config.toml"))
+	}
+	if d.st != nil {
+		files = append(files, filepath.Join(d.st.Root, ".codex", "config.toml"))
+	}
+	var servers []mcpServer
+	var errs []error
+	var looked []string
+	for _, f := range files {
+		looked = append(looked, d.show(f))
+		data, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, s := range parseCodexServers(string(data)) {
+			s.where = d.show(f)
+			servers = append(servers, s)
+		}
+	}
+	const addEnvVars = `add env_vars = ["TMUX", "TMUX_PANE"] to [mcp_servers.agentmail]`
+	judge := func(s mcpServer) check {
+		fix := strings.Replace(addEnvVars, ".agentmail]", "."+s.name+"]", 1)
+		if s.url != "" {
+			return ok("", "agentmail at "+s.url)
+		}
+		if k, v := s.fixedTmux(false); k != "" {
+			why := "every session would act as that one pane"
+			if strings.Contains(v, "$") {
+				why = "Codex does not expand $ in env, and passes the text as it is"
+			}
+			return problem("", fmt.Sprintf("env sets %s to %q: %s", k, v, why), "remove it from env; "+fix)
+		}
+		if s.namesAgent() {
+			if !slices.Contains(s.envVars, "TMUX") && !s.namesSocket() {
+				return problem("", "args name the agent, but env_vars does not name TMUX and no --tmux-socket names the tmux server", `add env_vars = ["TMUX"] to [mcp_servers.`+s.name+`], or "--tmux-socket", PATH to its args`)
+			}
+			return ok("", "agentmail configured, naming its agent explicitly")
+		}
+		var missing []string
+		for _, k := range []string{"TMUX", "TMUX_PANE"} {
+			if !slices.Contains(s.envVars, k) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return problem("", "env_vars does not name "+strings.Join(missing, " and ")+", and Codex passes an MCP server only the variables it names", fix)
+		}
+		return ok("", "agentmail configured; env_vars passes TMUX and TMUX_PANE")
+	}
+	return assistantChecks("codex", servers, errs, looked, judge, "codex mcp add agentmail -- agentmail mcp, then "+addEnvVars+" (README, MCP set-up)")
+}
+
+// parseCodexServers reads just enough TOML to find the agentmail entries of
+// [mcp_servers]: the table headers [mcp_servers.NAME] and
+// [mcp_servers.NAME.env], and in them command, args, url, env_vars and env
+// (an inline table), arrays spanning several lines included.
+func parseCodexServers(data string) []mcpServer {
+	servers := map[string]*mcpServer{}
+	var order []string
+	var cur *mcpServer
+	inEnv := false
+	lines := strings.Split(data, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(stripTOMLComment(lines[i]))
+		if strings.HasPrefix(line, "[") {
+			cur, inEnv = nil, false
+			if strings.HasPrefix(line, "[[") || !strings.HasSuffix(line, "]") {
+				continue
+			}
+			parts := splitTOMLKey(line[1 : len(line)-1])
+			if len(parts) < 2 || parts[0] != "mcp_servers" || len(parts) > 3 || (len(parts) == 3 && parts[2] != "env") {
+				continue
+			}
+			s := servers[parts[1]]
+			if s == nil {
+				s = &mcpServer{name: parts[1], env: map[string]string{}}
+				servers[parts[1]] = s
+				order = append(order, parts[1])
+			}
+			cur, inEnv = s, len(parts) == 3
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		key, value, found := strings.Cut(line, "=")
+		if !found {
+			continue
+		}
+		key, value = strings.Trim(strings.TrimSpace(key), `"'`), strings.TrimSpace(value)
+		// An array may go on over the next lines.
+		for strings.HasPrefix(value, "[") && strings.Count(value, "[") > strings.Count(value, "]") && i+1 < len(lines) {
+			i++
+			value += " " + strings.TrimSpace(stripTOMLComment(lines[i]))
+		}
+		if inEnv {
+			if s := tomlStrings(value); len(s) > 0 {
+				cur.env[key] = s[0]
+			}
+			continue
+		}
+		switch key {
+		case "command":
+			if s := tomlStrings(value); len(s) > 0 {
+				cur.command = s[0]
+			}
+		case "url":
+			if s := tomlStrings(value); len(s) > 0 {
+				cur.url = s[0]
+			}
+		case "args":
+			cur.args = tomlStrings(value)
+		case "env_vars":
+			cur.envVars = tomlStrings(value)
+		case "env":
+			// { KEY = "value", "KEY2" = "value" }: keys and values alternate.
+			s := tomlInlineTable(value)
+			for j := 0; j+1 < len(s); j += 2 {
+				cur.env[s[j]] = s[j+1]
+			}
+		}
+	}
+	var out []mcpServer
+	for _, name := range order {
+		if s := servers[name]; isAgentmail(name, s.command) {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+// stripTOMLComment removes a # comment that is not inside a string.
+func stripTOMLComment(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		case quote == 0 && c == '#':
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// splitTOMLKey splits a dotted key, whose parts may be quoted.
+func splitTOMLKey(key string) []string { return tomlTokens(key, ".") }
+
+// tomlStrings returns the strings of a TOML string or array of strings.
+func tomlStrings(value string) []string { return tomlTokens(strings.Trim(value, "[] "), ",") }
+
+// tomlInlineTable returns the keys and values of an inline table of
+// strings, alternating.
+func tomlInlineTable(value string) []string {
+	return tomlTokens(strings.Trim(value, "{} "), ",=")
+}
+
+// tomlTokens splits s at any of seps outside quotes, trims the pieces and
+// unquotes quoted ones; empty pieces are dropped.
+func tomlTokens(s, seps string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		t := strings.TrimSpace(b.String())
+		b.Reset()
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '"' && c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(s[i])
+			}
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			b.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote = c
+		case strings.IndexByte(seps, c) >= 0:
+			flush()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	flush()
+	return out
+}

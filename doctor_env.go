@@ -122,44 +122,64 @@ func (d *doctor) permissionsCheck() check {
 	if !fi.IsDir() {
 		return problem(name, dir+" is not a directory", "remove "+dir)
 	}
-	var issues []string
-	var wide, foreign, locked, odd bool
-	look := func(rel string, fi fs.FileInfo) {
-		mode := fi.Mode()
-		want := fs.FileMode(0o600)
-		switch {
-		case mode.IsDir():
-			want = 0o700
-		case mode&fs.ModeSymlink != 0:
-			odd = true
-			issues = append(issues, rel+" is a symbolic link")
-			return
-		case !mode.IsRegular():
-			odd = true
-			issues = append(issues, rel+" is not a regular file")
-			return
-		}
-		if uid, mine := ownedByMe(fi); !mine {
-			foreign = true
-			issues = append(issues, fmt.Sprintf("%s is owned by uid %d", rel, uid))
-		}
-		switch perm := mode.Perm(); {
-		case perm&0o077 != 0:
-			wide = true
-			issues = append(issues, fmt.Sprintf("%s is %04o, not %04o", rel, perm, want))
-		case perm&want != want:
-			locked = true
-			issues = append(issues, fmt.Sprintf("%s is %04o, not %04o", rel, perm, want))
-		}
-	}
-	look(".agentmail", fi)
+	var a permAudit
+	a.look(".agentmail", fi)
 	if !writable(dir) {
-		locked = true
-		issues = append(issues, ".agentmail is not writable by you")
+		a.locked = true
+		a.issues = append(a.issues, ".agentmail is not writable by you")
 	}
-	err = filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+	a.walk(d.st.Root, dir)
+	if len(a.issues) == 0 {
+		return ok(name, ".agentmail is 0700 and its files 0600, all yours")
+	}
+	return problem(name, a.detail(), a.fix(dir))
+}
+
+// A permAudit gathers what is wrong with .agentmail and its files, and of
+// which kinds, since each kind has its own fix.
+type permAudit struct {
+	issues  []string
+	wide    bool // readable or writable by others: chmod
+	locked  bool // not readable or writable by this user: chmod
+	foreign bool // owned by another user: chown
+	odd     bool // neither a directory nor a regular file: remove
+}
+
+// look checks one file or directory, named rel in the report.
+func (a *permAudit) look(rel string, fi fs.FileInfo) {
+	mode := fi.Mode()
+	want := fs.FileMode(0o600)
+	switch {
+	case mode.IsDir():
+		want = 0o700
+	case mode&fs.ModeSymlink != 0:
+		a.odd = true
+		a.issues = append(a.issues, rel+" is a symbolic link")
+		return
+	case !mode.IsRegular():
+		a.odd = true
+		a.issues = append(a.issues, rel+" is not a regular file")
+		return
+	}
+	if uid, mine := ownedByMe(fi); !mine {
+		a.foreign = true
+		a.issues = append(a.issues, fmt.Sprintf("%s is owned by uid %d", rel, uid))
+	}
+	switch perm := mode.Perm(); {
+	case perm&0o077 != 0:
+		a.wide = true
+		a.issues = append(a.issues, fmt.Sprintf("%s is %04o, not %04o", rel, perm, want))
+	case perm&want != want:
+		a.locked = true
+		a.issues = append(a.issues, fmt.Sprintf("%s is %04o, not %04o", rel, perm, want))
+	}
+}
+
+// walk looks at everything below dir, named relative to root.
+func (a *permAudit) walk(root, dir string) {
+	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
-			issues = append(issues, err.Error())
+			a.issues = append(a.issues, err.Error())
 			return nil
 		}
 		if path == dir {
@@ -169,31 +189,37 @@ func (d *doctor) permissionsCheck() check {
 		if err != nil {
 			return nil // removed meanwhile
 		}
-		rel, _ := filepath.Rel(d.st.Root, path)
-		look(rel, fi)
+		rel, _ := filepath.Rel(root, path)
+		a.look(rel, fi)
 		return nil
 	})
 	if err != nil {
-		issues = append(issues, err.Error())
+		a.issues = append(a.issues, err.Error())
 	}
-	if len(issues) == 0 {
-		return ok(name, ".agentmail is 0700 and its files 0600, all yours")
+}
+
+// detail names the first three issues and counts the rest.
+func (a *permAudit) detail() string {
+	detail := strings.Join(a.issues[:min(3, len(a.issues))], ", ")
+	if len(a.issues) > 3 {
+		detail += fmt.Sprintf(" and %d more", len(a.issues)-3)
 	}
-	detail := strings.Join(issues[:min(3, len(issues))], ", ")
-	if len(issues) > 3 {
-		detail += fmt.Sprintf(" and %d more", len(issues)-3)
-	}
+	return detail
+}
+
+// fix gives one command or step for each kind of issue found in dir.
+func (a *permAudit) fix(dir string) string {
 	var fixes []string
-	if foreign {
+	if a.foreign {
 		fixes = append(fixes, "sudo chown -R "+userName()+" "+dir)
 	}
-	if wide || locked {
+	if a.wide || a.locked {
 		fixes = append(fixes, "chmod -R u+rwX,go-rwx "+dir)
 	}
-	if odd {
+	if a.odd {
 		fixes = append(fixes, "remove what is not a directory or a regular file")
 	}
-	return problem(name, detail, strings.Join(fixes, "; "))
+	return strings.Join(fixes, "; ")
 }
 
 // userName is the name of this user for a chown command.

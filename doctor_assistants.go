@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // An mcpServer is the agentmail entry of an assistant's configuration.
@@ -299,17 +301,10 @@ func (d *doctor) codexChecks() []check {
 	var looked []string
 	for _, f := range files {
 		looked = append(looked, d.show(f))
-		data, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		s, err := readCodexServers(f, d.show(f))
+		servers = append(servers, s...)
 		if err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		for _, s := range parseCodexServers(string(data)) {
-			s.where = d.show(f)
-			servers = append(servers, s)
 		}
 	}
 	const addEnvVars = `add env_vars = ["TMUX", "TMUX_PANE"] to [mcp_servers.agentmail]`
@@ -345,153 +340,69 @@ func (d *doctor) codexChecks() []check {
 	return assistantChecks("codex", servers, errs, looked, judge, "codex mcp add agentmail -- agentmail mcp, then "+addEnvVars+" (README, MCP set-up)")
 }
 
-// parseCodexServers reads just enough TOML to find the agentmail entries of
-// [mcp_servers]: the table headers [mcp_servers.NAME] and
-// [mcp_servers.NAME.env], and in them command, args, url, env_vars and env
-// (an inline table), arrays spanning several lines included.
-func parseCodexServers(data string) []mcpServer {
-	servers := map[string]*mcpServer{}
-	var order []string
-	var cur *mcpServer
-	inEnv := false
-	lines := strings.Split(data, "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimSpace(stripTOMLComment(lines[i]))
-		if strings.HasPrefix(line, "[") {
-			cur, inEnv = nil, false
-			if strings.HasPrefix(line, "[[") || !strings.HasSuffix(line, "]") {
-				continue
-			}
-			parts := splitTOMLKey(line[1 : len(line)-1])
-			if len(parts) < 2 || parts[0] != "mcp_servers" || len(parts) > 3 || (len(parts) == 3 && parts[2] != "env") {
-				continue
-			}
-			s := servers[parts[1]]
-			if s == nil {
-				s = &mcpServer{name: parts[1], env: map[string]string{}}
-				servers[parts[1]] = s
-				order = append(order, parts[1])
-			}
-			cur, inEnv = s, len(parts) == 3
-			continue
-		}
-		if cur == nil {
-			continue
-		}
-		key, value, found := strings.Cut(line, "=")
-		if !found {
-			continue
-		}
-		key, value = strings.Trim(strings.TrimSpace(key), `"'`), strings.TrimSpace(value)
-		// An array may go on over the next lines.
-		for strings.HasPrefix(value, "[") && strings.Count(value, "[") > strings.Count(value, "]") && i+1 < len(lines) {
-			i++
-			value += " " + strings.TrimSpace(stripTOMLComment(lines[i]))
-		}
-		if inEnv {
-			if s := tomlStrings(value); len(s) > 0 {
-				cur.env[key] = s[0]
-			}
-			continue
-		}
-		switch key {
-		case "command":
-			if s := tomlStrings(value); len(s) > 0 {
-				cur.command = s[0]
-			}
-		case "url":
-			if s := tomlStrings(value); len(s) > 0 {
-				cur.url = s[0]
-			}
-		case "args":
-			cur.args = tomlStrings(value)
-		case "env_vars":
-			cur.envVars = tomlStrings(value)
-		case "env":
-			// { KEY = "value", "KEY2" = "value" }: keys and values alternate.
-			s := tomlInlineTable(value)
-			for j := 0; j+1 < len(s); j += 2 {
-				cur.env[s[j]] = s[j+1]
-			}
-		}
+// readCodexServers returns the agentmail entries of a Codex config.toml.
+// A missing file gives none.
+func readCodexServers(file, where string) ([]mcpServer, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	servers, err := parseCodexServers(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	for i := range servers {
+		servers[i].where = where
+	}
+	return servers, nil
+}
+
+// parseCodexServers returns the agentmail entries of the [mcp_servers]
+// table of a Codex config.toml. The rest of the file only has to be TOML.
+// Only the fields doctor judges are read, and a field of another type
+// than Codex's reads as absent: doctor reports what is missing rather
+// than refuse the file. An [[mcp_servers.NAME]] array is no server.
+func parseCodexServers(data string) ([]mcpServer, error) {
+	var cfg struct {
+		MCPServers map[string]any `toml:"mcp_servers"`
+	}
+	if _, err := toml.Decode(data, &cfg); err != nil {
+		return nil, err
 	}
 	var out []mcpServer
-	for _, name := range order {
-		if s := servers[name]; isAgentmail(name, s.command) {
-			out = append(out, *s)
+	for name, v := range cfg.MCPServers {
+		t, isTable := v.(map[string]any)
+		command, _ := t["command"].(string)
+		if !isTable || !isAgentmail(name, command) {
+			continue
 		}
-	}
-	return out
-}
-
-// stripTOMLComment removes a # comment that is not inside a string.
-func stripTOMLComment(line string) string {
-	var quote byte
-	for i := 0; i < len(line); i++ {
-		switch c := line[i]; {
-		case quote == '"' && c == '\\':
-			i++
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == 0 && (c == '"' || c == '\''):
-			quote = c
-		case quote == 0 && c == '#':
-			return line[:i]
-		}
-	}
-	return line
-}
-
-// splitTOMLKey splits a dotted key, whose parts may be quoted.
-func splitTOMLKey(key string) []string { return tomlTokens(key, ".") }
-
-// tomlStrings returns the strings of a TOML string or array of strings.
-func tomlStrings(value string) []string { return tomlTokens(strings.Trim(value, "[] "), ",") }
-
-// tomlInlineTable returns the keys and values of an inline table of
-// strings, alternating.
-func tomlInlineTable(value string) []string {
-	return tomlTokens(strings.Trim(value, "{} "), ",=")
-}
-
-// tomlTokens splits s at any of seps outside quotes, trims the pieces and
-// unquotes quoted ones; empty pieces are dropped.
-func tomlTokens(s, seps string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		t := strings.TrimSpace(b.String())
-		b.Reset()
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == '"' && c == '\\' && i+1 < len(s):
-			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(s[i])
+		url, _ := t["url"].(string)
+		s := mcpServer{name: name, command: command, url: url, env: map[string]string{},
+			args: stringsOf(t["args"]), envVars: stringsOf(t["env_vars"])}
+		env, _ := t["env"].(map[string]any)
+		for k, v := range env {
+			if v, ok := v.(string); ok {
+				s.env[k] = v
 			}
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			b.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote = c
-		case strings.IndexByte(seps, c) >= 0:
-			flush()
-		default:
-			b.WriteByte(c)
+		}
+		out = append(out, s)
+	}
+	// Map order is random; the report's is not.
+	slices.SortFunc(out, func(a, b mcpServer) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// stringsOf returns the strings of a decoded TOML array.
+func stringsOf(v any) []string {
+	a, _ := v.([]any)
+	var out []string
+	for _, x := range a {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
 		}
 	}
-	flush()
 	return out
 }

@@ -6,29 +6,41 @@ import (
 	"testing"
 )
 
-// TestParseCodexServers pins the part of TOML that doctor reads: table
-// headers, quoted keys and strings, comments, arrays over several lines,
-// inline and sub-table env, and entries that are not agentmail's.
+// TestParseCodexServers pins what doctor takes from Codex's config.toml:
+// quoted keys and strings, comments, arrays over several lines, inline
+// and sub-table env, entries that are not agentmail's, fields of the
+// wrong type, and a file that is not TOML.
 func TestParseCodexServers(t *testing.T) {
 	for _, tc := range []struct {
 		name, toml string
 		want       []mcpServer
+		wantErr    bool
 	}{
-		{"none", "model = \"x\"\n[mcp_servers.other]\ncommand = \"other\"\n", nil},
+		{"none", "model = \"x\"\n[mcp_servers.other]\ncommand = \"other\"\n", nil, false},
 		{"by name", "[mcp_servers.agentmail]\ncommand = \"agentmail\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]\n",
-			[]mcpServer{{name: "agentmail", command: "agentmail", args: []string{"mcp"}, envVars: []string{"TMUX", "TMUX_PANE"}, env: map[string]string{}}}},
+			[]mcpServer{{name: "agentmail", command: "agentmail", args: []string{"mcp"}, envVars: []string{"TMUX", "TMUX_PANE"}, env: map[string]string{}}}, false},
 		{"by command, quoted, multi-line", "[mcp_servers.\"mail\"] # mine\ncommand = '/usr/bin/agentmail'\nargs = [\n  \"mcp\", # the server\n  \"--agent\",\n  \"a#b\",\n]\n[other]\ncommand = \"x\"\n",
-			[]mcpServer{{name: "mail", command: "/usr/bin/agentmail", args: []string{"mcp", "--agent", "a#b"}, env: map[string]string{}}}},
+			[]mcpServer{{name: "mail", command: "/usr/bin/agentmail", args: []string{"mcp", "--agent", "a#b"}, env: map[string]string{}}}, false},
 		{"inline env", "[mcp_servers.agentmail]\ncommand = \"agentmail\"\nenv = { \"TMUX\" = \"a,b\", TMUX_PANE = \"%1\" }\n",
-			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX": "a,b", "TMUX_PANE": "%1"}}}},
+			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX": "a,b", "TMUX_PANE": "%1"}}}, false},
 		{"env table", "[mcp_servers.agentmail.env]\nTMUX_PANE = \"%2\"\n[mcp_servers.agentmail]\ncommand = \"agentmail\"\n",
-			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX_PANE": "%2"}}}},
-		{"array of tables is not a server", "[[mcp_servers.agentmail]]\ncommand = \"agentmail\"\n", nil},
+			[]mcpServer{{name: "agentmail", command: "agentmail", env: map[string]string{"TMUX_PANE": "%2"}}}, false},
+		{"array of tables is not a server", "[[mcp_servers.agentmail]]\ncommand = \"agentmail\"\n", nil, false},
 		{"url", "[mcp_servers.agentmail]\nurl = \"http://127.0.0.1:8765/mcp\"\n",
-			[]mcpServer{{name: "agentmail", url: "http://127.0.0.1:8765/mcp", env: map[string]string{}}}},
+			[]mcpServer{{name: "agentmail", url: "http://127.0.0.1:8765/mcp", env: map[string]string{}}}, false},
+		{"wrong types read as absent", "[mcp_servers.agentmail]\ncommand = \"agentmail\"\nenv_vars = \"TMUX\"\nargs = [\"mcp\", 1]\nenv = { TMUX = 1 }\n",
+			[]mcpServer{{name: "agentmail", command: "agentmail", args: []string{"mcp"}, env: map[string]string{}}}, false},
+		{"several, by name", "[mcp_servers.b]\ncommand = \"agentmail\"\n[mcp_servers.a]\ncommand = \"agentmail\"\n",
+			[]mcpServer{{name: "a", command: "agentmail", env: map[string]string{}}, {name: "b", command: "agentmail", env: map[string]string{}}}, false},
+		{"not TOML", "[mcp_servers.agentmail]\ncommand = agentmail\n", nil, true},
+		{"mcp_servers not a table", "mcp_servers = 1\n", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := parseCodexServers(tc.toml); !reflect.DeepEqual(got, tc.want) {
+			got, err := parseCodexServers(tc.toml)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want one: %v", err, tc.wantErr)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
 		})

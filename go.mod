@@ -3,6 +3,7 @@ module agentmail
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/google/uuid v1.6.0
 	github.com/rogpeppe/go-internal v1.14.1
 )

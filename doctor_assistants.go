@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/tailscale/hujson"
 )
 
 // An mcpServer is the agentmail entry of an assistant's configuration.
@@ -105,7 +106,7 @@ func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
 		return nil, err
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(stripJSONComments(data), &top); err != nil {
+	if err := json.Unmarshal(standardJSON(data), &top); err != nil {
 		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	for _, p := range path {
@@ -136,40 +137,41 @@ func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
 	return out, nil
 }
 
-// stripJSONComments blanks // and /* */ comments outside strings, which
-// Gemini CLI allows in its settings; the offsets of errors stay right.
-func stripJSONComments(data []byte) []byte {
-	out := slices.Clone(data)
-	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
+// standardJSON blanks the comments in data, which Gemini CLI allows in its
+// settings, with hujson's Standardize: offsets stay, so encoding/json's
+// errors point where they would. Standardize also drops trailing commas,
+// which neither Claude Code nor Gemini CLI takes, so data with one, like
+// data that hujson cannot parse, returns as it is for encoding/json to
+// refuse.
+func standardJSON(data []byte) []byte {
+	v, err := hujson.Parse(data)
+	if err != nil || hasTrailingComma(&v) {
+		return data
+	}
+	v.Standardize()
+	return v.Pack()
+}
+
+// hasTrailingComma reports whether an object or array in v ends in a
+// comma, which hujson marks by a non-nil AfterExtra on its last value.
+func hasTrailingComma(v *hujson.Value) bool {
+	for x := range v.All() {
+		var last *hujson.Value
+		switch c := x.Value.(type) {
+		case *hujson.Object:
+			if n := len(c.Members); n > 0 {
+				last = &c.Members[n-1].Value
 			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
+		case *hujson.Array:
+			if n := len(c.Elements); n > 0 {
+				last = &c.Elements[n-1]
 			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			j := i + 2
-			for j < len(out) && !(out[j] == '*' && j+1 < len(out) && out[j+1] == '/') {
-				j++
-			}
-			for k := i; k < min(j+2, len(out)); k++ {
-				if out[k] != '\n' {
-					out[k] = ' '
-				}
-			}
-			i = j + 1
+		}
+		if last != nil && last.AfterExtra != nil {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // assistantChecks turns the entries found for one assistant into lines:

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -47,19 +48,29 @@ func TestParseCodexServers(t *testing.T) {
 	}
 }
 
-// TestStripJSONComments checks that comments go and strings that look
-// like comments stay.
-func TestStripJSONComments(t *testing.T) {
+// TestStandardJSON checks that comments go, strings that look like
+// comments stay, offsets do not move, and trailing commas, which no
+// assistant takes, stay for encoding/json to refuse.
+func TestStandardJSON(t *testing.T) {
 	in := `{ // a
   "u": "http://x/*y*/", /* b
-  c */ "e": "a\"//b" }`
-	var got map[string]string
-	if err := json.Unmarshal(stripJSONComments([]byte(in)), &got); err != nil {
+  c */ "e": "a\"//b", "l": [1, /* c */ 2] }`
+	std := standardJSON([]byte(in))
+	if len(std) != len(in) || strings.Count(string(std), "\n") != strings.Count(in, "\n") {
+		t.Errorf("offsets moved: %q", std)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(std, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"u": "http://x/*y*/", "e": `a"//b`}
+	want := map[string]any{"u": "http://x/*y*/", "e": `a"//b`, "l": []any{1.0, 2.0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, in := range []string{`{"a": 1,}`, `{"a": [1, 2,]}`, `{"a": {"b": 1, /* c */}}`} {
+		if err := json.Unmarshal(standardJSON([]byte(in)), new(any)); err == nil {
+			t.Errorf("%s: no error, want one for the trailing comma", in)
+		}
 	}
 }
 

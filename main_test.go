@@ -69,6 +69,7 @@ func TestScript(t *testing.T) {
 			"mcpkill":      cmdMCPKill,
 			"holdlock":     cmdHoldLock,
 			"unprivileged": cmdUnprivileged,
+			"jsonhas":      cmdJSONHas,
 		},
 	})
 }

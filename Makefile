@@ -64,7 +64,6 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzReceive -fuzztime=30s ./mailbox/
 	go test -run='^$$' -fuzz=FuzzParseState -fuzztime=30s ./mailbox/
-	go test -run='^$$' -fuzz=FuzzAppendMembers -fuzztime=30s ./jsonrpc/
 	go test -run='^$$' -fuzz=FuzzLoneSurrogate -fuzztime=30s ./jsonrpc/
 
 clean:

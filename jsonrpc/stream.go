@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 )
@@ -47,7 +48,16 @@ func (s *LineStream) Read() (Message, error) {
 // never sees half a line.
 func (s *LineStream) Write(v any) error {
 	s.buf.Reset()
-	if err := encode(&s.buf, v); err != nil {
+	// A message that encodes itself is written as it says: passed through
+	// an Encoder, its output would be compacted a second time.
+	if m, ok := v.(json.Marshaler); ok {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		s.buf.Write(b)
+		s.buf.WriteByte('\n')
+	} else if err := encode(&s.buf, v); err != nil {
 		return err
 	}
 	_, err := s.w.Write(s.buf.Bytes())

@@ -166,11 +166,10 @@ func (ss *session) toolsList(ctx context.Context, r *request) (any, error) {
 	if err := checkNoCursor(r.p); err != nil {
 		return nil, err
 	}
-	res := toolsListResult{Tools: toolSet}
 	if r.modern {
-		res.modernFields = ss.srv.cacheable(cacheTTLMs, "public")
+		return ss.srv.lists()[1], nil
 	}
-	return res, nil
+	return ss.srv.lists()[0], nil
 }
 
 // checkNoCursor refuses a list cursor: every list fits on one page, so no

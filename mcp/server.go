@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"agentmail/jsonrpc"
@@ -37,6 +38,10 @@ const Instructions = "agentmail lets the coding agents of one tmux session mail 
 type Server struct {
 	info serverInfo
 	logf func(format string, args ...any)
+	// lists are the encoded tools/list results of the two eras, which
+	// never change: made once, on first use, since encoding the schemas
+	// costs more than the rest of the call.
+	lists func() [2]json.RawMessage
 }
 
 type serverInfo struct {
@@ -51,7 +56,13 @@ func NewServer(version string, logf func(format string, args ...any)) *Server {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Server{info: serverInfo{Name: "agentmail", Version: version, Title: "agentmail"}, logf: logf}
+	s := &Server{info: serverInfo{Name: "agentmail", Version: version, Title: "agentmail"}, logf: logf}
+	s.lists = sync.OnceValue(func() [2]json.RawMessage {
+		legacy, _ := jsonrpc.Marshal(toolsListResult{Tools: toolSet})
+		modern, _ := jsonrpc.Marshal(toolsListResult{Tools: toolSet, modernFields: s.cacheable(cacheTTLMs, "public")})
+		return [2]json.RawMessage{legacy, modern}
+	})
+	return s
 }
 
 // Conn is one connection of messages, as a transport gives it to Serve.

@@ -42,6 +42,14 @@ With --transport sse it serves the older HTTP+SSE transport (protocol
 GET the stream at the path (default /sse), which names the endpoint to
 POST messages to; the agent is named in the headers of the GET.
 
+Limits over HTTP: a request body of at most 65536 bytes (413 beyond it,
+with the request's id); 1,024 requests in progress, waiting receives
+included, and 64 streams, beyond which a request gets 503 and
+Retry-After; 10 s to send the headers and 30 s to send a body; a kept-alive
+connection idle for 2 minutes is closed; each message has 10 s to reach a
+client that does not read it; a session lives 24 hours, and one ended by
+DELETE stays ended, across restarts, until then.
+
 Options (all but --transport, --agent and --tmux-socket need --transport
 http or sse):
   --agent NAME            the agent's window name (stdio only)

@@ -181,6 +181,7 @@ func newHTTPHandler(ctx context.Context, e *env, o *mcpOptions, logf func(string
 		Host:         o.host,
 		AllowOrigins: o.origins(),
 		SSE:          o.transport == "sse",
+		Ended:        &endedFile{path: filepath.Join(store.Dir(), endedName)},
 	}), client, nil
 }
 
@@ -195,8 +196,7 @@ func listen(o *mcpOptions, logf func(string, ...any)) (net.Listener, error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	// A bracketed IPv6 literal, as in a URL, is an address too.
-	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(o.host, "[]"), strconv.Itoa(o.port)))
+	ln, err := net.Listen("tcp", listenAddr(o.host, o.port))
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +212,12 @@ func listen(o *mcpOptions, logf func(string, ...any)) (net.Listener, error) {
 	}
 	logf("serving %s at %s://%s%s", what, scheme, ln.Addr(), o.path)
 	return ln, nil
+}
+
+// listenAddr is the address to listen on for --host and --port. A
+// bracketed IPv6 literal, as in a URL, is an address too.
+func listenAddr(host string, port int) string {
+	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))
 }
 
 // isLoopback reports whether host names only this machine.

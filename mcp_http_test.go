@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -149,5 +150,15 @@ func serverURL(ts *testscript.TestScript, name string) string {
 			ts.Fatalf("http: %s printed no URL within 5s; its stderr:\n%s", name, b)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestListenAddr checks that --host takes an IPv6 literal with or without
+// the brackets of a URL.
+func TestListenAddr(t *testing.T) {
+	for host, want := range map[string]string{"[::1]": "[::1]:3000", "::1": "[::1]:3000", "127.0.0.1": "127.0.0.1:3000", "localhost": "localhost:3000"} {
+		if got := listenAddr(host, 3000); got != want {
+			t.Errorf("listenAddr(%q) = %q, want %q", host, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"io"
 	"unicode/utf8"
 )
 
@@ -207,4 +208,21 @@ func (s *idScanner) result() json.RawMessage {
 // reset makes s ready for another line, keeping its buffers.
 func (s *idScanner) reset() {
 	*s = idScanner{key: s.key[:0], id: s.id[:0]}
+}
+
+// ScanID reads r to its end and returns the top-level "id" of the one JSON
+// object it holds, read as an oversized line's is, without keeping the
+// text: for a transport that refuses a message too large to read whole
+// and still answers it with its id. nil when no id can be read.
+func ScanID(r io.Reader) json.RawMessage {
+	var s idScanner
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		s.feed(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return s.result()
 }

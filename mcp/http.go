@@ -85,6 +85,9 @@ type HTTPOptions struct {
 	// AllowOrigins are the browser origins, besides the server's own,
 	// that may call it; they get CORS answers.
 	AllowOrigins []string
+	// BodyWait bounds how long a client may take to send a request body;
+	// zero means 30 seconds.
+	BodyWait time.Duration
 	// MaxExchanges bounds the requests served at once, waiting receives
 	// included, and MaxStreams the streams among them; beyond either a
 	// request gets 503. Zero means 1024 and 64.
@@ -92,6 +95,19 @@ type HTTPOptions struct {
 	// SSE selects the HTTP+SSE transport of 2024-11-05 instead of
 	// Streamable HTTP.
 	SSE bool
+	// Ended, when set, keeps the ids of the sessions DELETE ended, so that
+	// a restarted server, or another one with the same key, refuses them
+	// too for the rest of their lifetime.
+	Ended EndedSessions
+}
+
+// EndedSessions keeps the ids of ended sessions, each until it expires.
+type EndedSessions interface {
+	// Load returns the ids ended and not yet expired, with the time each
+	// expires.
+	Load() (map[string]time.Time, error)
+	// Add records an id ended, until it expires.
+	Add(id string, until time.Time) error
 }
 
 // HTTPHandler serves MCP over Streamable HTTP, or HTTP+SSE.
@@ -105,10 +121,10 @@ type HTTPHandler struct {
 	exchanges, streams chan struct{}
 
 	mu sync.Mutex
-	// ended holds the sessions ended by DELETE, oldest first in endedFIFO;
-	// a session id stays valid by its signature otherwise.
-	ended     map[string]bool
-	endedFIFO []string
+	// ended holds the sessions ended by DELETE, with the time their ids
+	// expire anyway; a session id is valid by its signature and age
+	// otherwise.
+	ended map[string]time.Time
 	// inflight holds the exchanges of legacy requests in progress, by
 	// session and id, so that a notifications/cancelled in another POST
 	// reaches them.
@@ -134,17 +150,27 @@ func NewHTTPHandler(opt HTTPOptions) *HTTPHandler {
 	if len(opt.SessionKey) == 0 {
 		opt.SessionKey = []byte(rand.Text())
 	}
-	return &HTTPHandler{
+	h := &HTTPHandler{
 		opt:       opt,
 		srv:       NewServer(opt.Version, opt.Logf),
 		stopping:  make(chan struct{}),
 		exchanges: make(chan struct{}, cmp.Or(opt.MaxExchanges, 1024)),
 		streams:   make(chan struct{}, cmp.Or(opt.MaxStreams, 64)),
-		ended:     map[string]bool{},
+		ended:     map[string]time.Time{},
 		inflight:  map[string]*exchange{},
 		sessions:  map[string]*sessionState{},
 		sseConns:  map[string]*sseConn{},
 	}
+	if opt.Ended != nil {
+		ended, err := opt.Ended.Load()
+		if err != nil {
+			opt.Logf("http: the ended sessions: %v", err)
+		}
+		for id, until := range ended {
+			h.ended[id] = until
+		}
+	}
+	return h
 }
 
 // Stop tells the requests that wait (receives, streams) to end, with
@@ -253,24 +279,42 @@ func accepts(values []string) (json, events bool) {
 // deadline of its own rather than the server's ReadTimeout, which would
 // also end the wait of a receive that takes longer: once the body is read,
 // the connection is only watched for the client going away.
-func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(bodyWait))
+	rc.SetReadDeadline(time.Now().Add(h.bodyWait()))
 	body, err := io.ReadAll(io.LimitReader(r.Body, jsonrpc.MaxFrame+1))
-	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The deadline stays: the connection is closed after the answer,
+		// not drained of a body that may never come.
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: reading the request body: "+err.Error())
 		return nil, false
 	}
 	if len(body) > jsonrpc.MaxFrame {
-		// The rest of the body is not read: the connection is closed
-		// after the answer rather than drained.
-		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
-			"message exceeds the "+strconv.Itoa(jsonrpc.MaxFrame)+"-byte limit; split it into several smaller messages")
+		h.tooLarge(w, r, body)
 		return nil, false
 	}
+	rc.SetReadDeadline(time.Time{})
 	return body, true
+}
+
+// bodyWait is how long a client may take to send a request body.
+func (h *HTTPHandler) bodyWait() time.Duration { return cmp.Or(h.opt.BodyWait, bodyWait) }
+
+// maxDiscard bounds how much of a body over the frame limit is read, for
+// its id, before the connection is closed on it.
+const maxDiscard = 8 << 20
+
+// tooLarge answers a body over the frame limit. The rest of the body is
+// scanned for the request's id as it is discarded, as stdio does with a
+// line too long, so that the client's call ends at once with its own id;
+// a body that does not end within maxDiscard bytes and the body wait is
+// answered with id null. The connection is closed after the answer.
+func (h *HTTPHandler) tooLarge(w http.ResponseWriter, r *http.Request, head []byte) {
+	rc := http.NewResponseController(w)
+	id := jsonrpc.ScanID(io.MultiReader(bytes.NewReader(head), io.LimitReader(r.Body, maxDiscard)))
+	rc.SetReadDeadline(time.Now())
+	writeError(w, http.StatusRequestEntityTooLarge, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "message exceeds the " + strconv.Itoa(jsonrpc.MaxFrame) + "-byte limit; split it into several smaller messages"})
 }
 
 // acquire takes a token from sem without waiting, and reports whether

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"agentmail/jsonrpc"
 )
@@ -24,7 +25,7 @@ func (h *HTTPHandler) guard(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
-		if !h.originAllowed(origin, r.Host) {
+		if !h.originAllowed(origin, r) {
 			httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: origin "+strconv.Quote(origin)+" is not allowed")
 			return false
 		}
@@ -77,13 +78,18 @@ func (h *HTTPHandler) hostAllowed(hostport string) bool {
 }
 
 // originAllowed reports whether a browser page of origin may call the
-// server: one listed in AllowOrigins, or the server's own origin.
-func (h *HTTPHandler) originAllowed(origin, host string) bool {
+// server: one listed in AllowOrigins, or the server's own origin, scheme,
+// host and port alike.
+func (h *HTTPHandler) originAllowed(origin string, r *http.Request) bool {
 	if slices.Contains(h.opt.AllowOrigins, origin) {
 		return true
 	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
 	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
+	return err == nil && u.Host != "" && u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
 }
 
 // authorized checks the bearer token. The comparison takes the same time
@@ -93,7 +99,13 @@ func (h *HTTPHandler) authorized(r *http.Request) bool {
 	if h.opt.Token == "" {
 		return true
 	}
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	// Two of them are refused whichever is right: a server and a gateway
+	// in front of it may not read the same one.
+	values := r.Header.Values("Authorization")
+	if len(values) != 1 {
+		return false
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
@@ -108,9 +120,16 @@ func httpError(w http.ResponseWriter, status, code int, msg string) {
 	writeError(w, status, nil, &jsonrpc.Error{Code: code, Message: msg})
 }
 
-// writeError answers with status and a JSON-RPC error for id.
+// writeError answers with status and a JSON-RPC error for id. A refused
+// request's body may not have been read, or may never come: the
+// connection is closed after the answer rather than drained, and the
+// answer is given writeWait to leave.
 func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
 	body, _ := jsonrpc.Marshal(&jsonrpc.Response{ID: id, Error: e})
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now())
+	rc.SetWriteDeadline(time.Now().Add(writeWait))
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))

@@ -36,7 +36,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: send \"Content-Type: application/json\"")
 		return
 	}
-	body, ok := readBody(w, r)
+	body, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}

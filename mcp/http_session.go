@@ -21,9 +21,10 @@ import (
 // the session itself: a client behind a load balancer keeps them where it
 // opened them, as it keeps the TCP connection they run on.
 
-// maxEnded bounds how many ended sessions are remembered; beyond it the
-// oldest is forgotten, and its id would be accepted again.
-const maxEnded = 4096
+// sessionLifetime is how long a session id is valid after initialize
+// made it. A DELETEd id is refused for the rest of its lifetime, and then
+// forgotten, since its age alone refuses it.
+const sessionLifetime = 24 * time.Hour
 
 // keepAlive is how often an idle stream gets a comment, so that proxies
 // and clients do not take it for dead.
@@ -60,14 +61,34 @@ func (h *HTTPHandler) sessionVersion(session string) (string, bool) {
 	if !hmac.Equal([]byte(mac), []byte(h.sign(payload))) {
 		return "", false
 	}
-	version, _, _ := strings.Cut(payload, ".")
-	if !slices.Contains(LegacyVersions, version) {
+	version, rest, _ := strings.Cut(payload, ".")
+	stamp, _, _ := strings.Cut(rest, ".")
+	if !slices.Contains(LegacyVersions, version) || expired(stamp) {
 		return "", false
 	}
 	h.mu.Lock()
-	ended := h.ended[session]
+	_, ended := h.ended[session]
 	h.mu.Unlock()
 	return version, !ended
+}
+
+// expired reports whether a session id made at stamp, Unix seconds, is
+// past its lifetime (or, for a clock set back, made in the future).
+func expired(stamp string) bool {
+	made, err := strconv.ParseInt(stamp, 10, 64)
+	if err != nil {
+		return true
+	}
+	age := time.Since(time.Unix(made, 0))
+	return age > sessionLifetime || age < -time.Minute
+}
+
+// until is when a session id stops being valid anyway.
+func until(session string) time.Time {
+	_, rest, _ := strings.Cut(session, ".")
+	stamp, _, _ := strings.Cut(rest, ".")
+	made, _ := strconv.ParseInt(stamp, 10, 64)
+	return time.Unix(made, 0).Add(sessionLifetime)
 }
 
 // state returns the state of a session, made on first use. h.mu must be
@@ -187,16 +208,31 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return
 	}
-	h.mu.Lock()
-	h.ended[session] = true
-	h.endedFIFO = append(h.endedFIFO, session)
-	if len(h.endedFIFO) > maxEnded {
-		delete(h.ended, h.endedFIFO[0])
-		h.endedFIFO = h.endedFIFO[1:]
-	}
-	h.mu.Unlock()
+	h.end(session)
 	h.endSession(session)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// end records that session has ended, for the rest of its lifetime,
+// forgetting the ended ids that have expired meanwhile.
+func (h *HTTPHandler) end(session string) {
+	exp := until(session)
+	h.mu.Lock()
+	h.ended[session] = exp
+	if len(h.ended)%1024 == 0 {
+		now := time.Now()
+		for id, t := range h.ended {
+			if t.Before(now) {
+				delete(h.ended, id)
+			}
+		}
+	}
+	h.mu.Unlock()
+	if h.opt.Ended != nil {
+		if err := h.opt.Ended.Add(session, exp); err != nil {
+			h.opt.Logf("http: recording the end of a session: %v", err)
+		}
+	}
 }
 
 // endSession stops the subscriptions of a session and ends its stream.

@@ -185,7 +185,7 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; GET the stream again")
 		return
 	}
-	body, ok := readBody(w, r)
+	body, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}

@@ -48,7 +48,8 @@ included, and 64 streams, beyond which a request gets 503 and
 Retry-After; 10 s to send the headers and 30 s to send a body; a kept-alive
 connection idle for 2 minutes is closed; each message has 10 s to reach a
 client that does not read it; a session lives 24 hours, and one ended by
-DELETE stays ended, across restarts, until then.
+DELETE stays ended, across restarts, until then; a session without a
+request or an open stream for 10 minutes loses its subscriptions.
 
 Options (all but --transport, --agent and --tmux-socket need --transport
 http or sse):

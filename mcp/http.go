@@ -226,10 +226,16 @@ func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener, path string) e
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	for ctx.Err() == nil {
+		select {
+		case err := <-done:
+			return err
+		case now := <-sweep.C:
+			h.sweep(now)
+		case <-ctx.Done():
+		}
 	}
 	h.Stop()
 	drain, stop := context.WithTimeout(context.Background(), time.Second)

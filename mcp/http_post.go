@@ -150,6 +150,7 @@ func (h *HTTPHandler) legacySession(hdr http.Header, ps *post) (*jsonrpc.Error, 
 	if ps.version, ok = h.sessionVersion(ps.session); !ok {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: unknown or ended session; send initialize to start a new one"}, http.StatusNotFound
 	}
+	h.touch(ps.session)
 	if header := hdr.Get(HeaderProtocol); header != "" && header != ps.version {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "Bad Request: " + HeaderProtocol + " " + strconv.Quote(header) + " is not the session's protocol " + ps.version}, http.StatusBadRequest

@@ -30,11 +30,19 @@ const sessionLifetime = 24 * time.Hour
 // and clients do not take it for dead.
 const keepAlive = 30 * time.Second
 
+// sessionIdle is how long a session may go without a request and
+// without an open stream before the process ends what it holds for it
+// (its subscriptions): a client that vanished without a DELETE leaves
+// nothing behind for longer. The session itself stays valid; a client
+// that comes back subscribes again.
+const sessionIdle = 10 * time.Minute
+
 // sessionState is what one process holds for a legacy session: its open
-// stream, if any, and its resource subscriptions.
+// stream, if any, its resource subscriptions, and when it was last used.
 type sessionState struct {
 	stream *sseWriter
 	subs   *Subscriptions
+	used   time.Time
 }
 
 // newSession returns a session id for a session of protocol version: the
@@ -102,7 +110,34 @@ func (h *HTTPHandler) state(session string) *sessionState {
 		})
 		h.sessions[session] = ss
 	}
+	ss.used = time.Now()
 	return ss
+}
+
+// touch records a request of session, which keeps what the process holds
+// for it.
+func (h *HTTPHandler) touch(session string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ss := h.sessions[session]; ss != nil {
+		ss.used = time.Now()
+	}
+}
+
+// sweep ends what the process holds for the sessions idle at now: no
+// request for sessionIdle and no stream open.
+func (h *HTTPHandler) sweep(now time.Time) {
+	var idle []string
+	h.mu.Lock()
+	for id, ss := range h.sessions {
+		if ss.stream == nil && now.Sub(ss.used) > sessionIdle {
+			idle = append(idle, id)
+		}
+	}
+	h.mu.Unlock()
+	for _, id := range idle {
+		h.endSession(id)
+	}
 }
 
 // subscriptions returns the subscriptions of a session.

@@ -75,3 +75,28 @@ func TestSessionEnds(t *testing.T) {
 		}
 	}
 }
+
+// A session idle for longer than sessionIdle, with no stream open, loses
+// its subscriptions; one in use keeps them.
+func TestSessionIdleSweep(t *testing.T) {
+	h := NewHTTPHandler(HTTPOptions{Host: "127.0.0.1"})
+	idle, busy := h.newSession("2025-11-25"), h.newSession("2025-11-25")
+	subs := h.subscriptions(idle)
+	h.subscriptions(busy)
+	h.sweep(time.Now().Add(sessionIdle / 2))
+	if len(h.sessions) != 2 {
+		t.Fatalf("%d sessions kept after half the idle time, want 2", len(h.sessions))
+	}
+	h.touch(busy)
+	h.sessions[busy].used = time.Now().Add(sessionIdle)
+	h.sweep(time.Now().Add(sessionIdle + time.Minute))
+	if _, ok := h.sessions[idle]; ok {
+		t.Error("an idle session is kept")
+	}
+	if _, ok := h.sessions[busy]; !ok {
+		t.Error("a session in use is ended")
+	}
+	if err := subs.Subscribe(nil, InboxURI); err == nil {
+		t.Error("an ended session's subscriptions take a new one")
+	}
+}

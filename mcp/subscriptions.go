@@ -39,6 +39,12 @@ var errEnded = jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the 
 // Subscribe watches the mailbox of svc's agent for uri, replacing a watch
 // of the same uri.
 func (s *Subscriptions) Subscribe(svc *tools.Service, uri string) error {
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		return errEnded
+	}
 	w, err := watchInbox(svc)
 	if err != nil {
 		return err

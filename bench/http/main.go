@@ -60,6 +60,7 @@ var (
 	callsFlag    = flag.Int("n", 1000, "calls of each kind in the latency measurements")
 	agentsFlag   = flag.Int("agents", 50, "concurrent agents (tmux windows) in the load run")
 	durationFlag = flag.Duration("duration", 30*time.Second, "length of the load run")
+	waitsFlag    = flag.Int("waits", 1000, "receives waiting at once in the waits run")
 )
 
 // The protocol revision the agents' sessions use: the newest with
@@ -87,7 +88,7 @@ func main() {
 	}
 	flag.Parse()
 	if *binFlag == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench/http -bin path/to/agentmail [-n 1000] [-agents 50] [-duration 30s]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench/http -bin path/to/agentmail [-n 1000] [-agents 50] [-duration 30s] [-waits 1000]")
 		os.Exit(2)
 	}
 	if *callsFlag <= 0 || *agentsFlag < 2 || *durationFlag <= 0 {
@@ -117,6 +118,8 @@ func main() {
 	latency(srv, p, n)
 	fmt.Println()
 	load(srv, p, *agentsFlag, *durationFlag)
+	fmt.Println()
+	waits(srv, p, *waitsFlag, 5*time.Second)
 	srv.stop()
 }
 

@@ -238,7 +238,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			i++
 			value = args[i]
 		}
-		if set[f.Value] {
+		if _, many := f.Value.(repeatable); set[f.Value] && !many {
 			return nil, usagef("flag given twice: %s", a)
 		}
 		set[f.Value] = true
@@ -248,6 +248,10 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	return pos, nil
 }
+
+// repeatable is a flag's value that may be given more than once, each
+// time adding to it.
+type repeatable interface{ repeatable() }
 
 // newFlags returns a flag set that reports nothing itself: parseArgs and
 // exitCode do the reporting.

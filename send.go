@@ -10,14 +10,19 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 )
 
 var sendCmd = &command{
 	summary: "Send a message to another agent",
-	usage:   "agentmail send [-r NAME] [-m TEXT] [--reply-to ID] [NAME] [TEXT]",
+	usage:   "agentmail send [-r NAME]... [-m TEXT] [--reply-to ID] [NAME] [TEXT]",
 	help: `Send a message to the agent in another tmux window of your session.
 
 The recipient and the message may be given as arguments or with -r and -m.
+With -r given more than once, each recipient gets its own message, all in
+one thread, and a line "Message #<ID> sent to <name>" each; nothing is sent
+unless every name is a recipient.
 With no message argument, the message is read from standard input when it
 is not a terminal; one trailing newline is removed. A message is at most
 65536 bytes. A recipient whose name starts with "-" is given with -r or
@@ -25,7 +30,7 @@ after "--". A mailbox that another process keeps locked for 5 seconds
 fails the send, and nothing is stored.
 
 Flags:
-  -r, --recipient NAME   the recipient's window name
+  -r, --recipient NAME   the recipient's window name; again for another
   -m, --message TEXT     the message
   --reply-to ID          answer the message with this id (one you received
                          or sent): the answer joins its thread
@@ -33,17 +38,26 @@ Flags:
 Examples:
   agentmail send bob "Tests pass on main"
   agentmail send -r bob -m "Tests pass on main"
+  agentmail send -r bob -r carol "Release is tagged"
   git diff | agentmail send bob
   agentmail send --reply-to 019ac5b2-7e1c-7a3e-9d52-3f0c1b2a4d5e bob "Done"`,
 	run: runSend,
 }
 
+// names is a flag given once per recipient.
+type names []string
+
+func (n *names) String() string     { return strings.Join(*n, ",") }
+func (n *names) Set(v string) error { *n = append(*n, v); return nil }
+func (n *names) repeatable()        {}
+
 func runSend(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("send")
-	var recipient, message, replyTo string
+	var message, replyTo string
+	var to names
 	fs.StringVar(&replyTo, "reply-to", "", "")
-	fs.StringVar(&recipient, "r", "", "")
-	fs.StringVar(&recipient, "recipient", "", "")
+	fs.Var(&to, "r", "")
+	fs.Var(&to, "recipient", "")
 	fs.StringVar(&message, "m", "", "")
 	fs.StringVar(&message, "message", "", "")
 	pos, err := parseArgs(fs, args)
@@ -59,16 +73,16 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			haveRecipient = true
 		}
 	})
-	if haveRecipient && recipient == "" {
+	if haveRecipient && slices.Contains(to, "") {
 		// Not "no -r": the next argument would be taken for a recipient
 		// that was never meant as one.
 		return usagef("empty recipient given with -r")
 	}
-	if recipient == "" {
+	if len(to) == 0 {
 		if len(pos) == 0 {
 			return usagef("missing recipient")
 		}
-		recipient, pos = pos[0], pos[1:]
+		to, pos = names{pos[0]}, pos[1:]
 	}
 	if !haveMessage && len(pos) > 0 {
 		message, pos, haveMessage = pos[0], pos[1:], true
@@ -91,15 +105,14 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usagef("no message provided")
 		}
 	}
-	m, err := svc.Send(ctx, recipient, message, replyTo)
-	if err != nil {
-		return err
+	ms, err := svc.SendAll(ctx, to, message, replyTo)
+	if len(ms) > 0 {
+		if _, werr := fmt.Fprintln(e.stdout, tools.SentAllText(ms)); werr != nil && err == nil {
+			// Said on stderr, so that the stored message is not sent again.
+			return fmt.Errorf("message #%s was stored, but writing to standard output failed: %w", ms[0].ID, werr)
+		}
 	}
-	if _, err := fmt.Fprintln(e.stdout, tools.SentText(m.ID)); err != nil {
-		// Said on stderr, so that the stored message is not sent again.
-		return fmt.Errorf("message #%s was stored, but writing to standard output failed: %w", m.ID, err)
-	}
-	return nil
+	return err
 }
 
 // readMessage reads a message from r and trims one trailing newline ("\n" or

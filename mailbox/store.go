@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,16 +252,23 @@ func (a *abandonedWaits) remove(path string, done chan struct{}) {
 // error, and nothing written, if ctx is done first. The message starts a
 // thread of its own; AppendReply continues one.
 func (s *Store) Append(ctx context.Context, from, to, body string) (Message, error) {
-	return s.appendMessage(ctx, from, to, body, nil)
+	return s.appendMessage(ctx, from, to, body, nil, "")
 }
 
 // AppendReply is Append for a message that answers parent: it carries
 // parent's id as reply_to and parent's thread as thread_id.
 func (s *Store) AppendReply(ctx context.Context, from, to, body string, parent *Message) (Message, error) {
-	return s.appendMessage(ctx, from, to, body, parent)
+	return s.appendMessage(ctx, from, to, body, parent, "")
 }
 
-func (s *Store) appendMessage(ctx context.Context, from, to, body string, parent *Message) (_ Message, err error) {
+// AppendIn is Append for a message of a thread: parent's when it answers
+// one, else thread when it is not "", else a thread of its own. A message
+// sent to several agents at once is one message to each, in one thread.
+func (s *Store) AppendIn(ctx context.Context, from, to, body string, parent *Message, thread string) (Message, error) {
+	return s.appendMessage(ctx, from, to, body, parent, thread)
+}
+
+func (s *Store) appendMessage(ctx context.Context, from, to, body string, parent *Message, thread string) (_ Message, err error) {
 	if err := ValidName(from); err != nil {
 		return Message{}, fmt.Errorf("sender: %w", err)
 	}
@@ -271,7 +279,7 @@ func (s *Store) appendMessage(ctx context.Context, from, to, body string, parent
 		return Message{}, ErrTooLarge
 	}
 	m := Message{ID: newID(), From: from, To: to, Message: body, CreatedAt: s.now().Round(0)}
-	m.ThreadID = m.ID
+	m.ThreadID = cmp.Or(thread, m.ID)
 	if parent != nil {
 		m.ReplyTo, m.ThreadID = parent.ID, parent.Thread()
 	}

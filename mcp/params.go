@@ -134,6 +134,7 @@ type argField struct {
 	name     string
 	optional bool
 	number   bool
+	list     bool // of strings
 }
 
 // argFields lists the arguments of an arguments struct, one per field.
@@ -146,7 +147,7 @@ func argFields(t reflect.Type) []argField {
 		if k == reflect.Pointer {
 			k = sf.Type.Elem().Kind()
 		}
-		fields[i] = argField{name: name, optional: opts == "omitempty", number: k == reflect.Float64}
+		fields[i] = argField{name: name, optional: opts == "omitempty", number: k == reflect.Float64, list: k == reflect.Slice}
 	}
 	return fields
 }
@@ -156,6 +157,18 @@ func decodeArg(f argField, raw json.RawMessage, dst reflect.Value) error {
 	if f.number {
 		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 			return fmt.Errorf("argument %q must be a number", f.name)
+		}
+		return json.Unmarshal(raw, dst.Addr().Interface())
+	}
+	if f.list {
+		var items []json.RawMessage
+		if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+			return fmt.Errorf("argument %q must be an array of strings", f.name)
+		}
+		for _, it := range items {
+			if it[0] != '"' || jsonrpc.LoneSurrogate(it) {
+				return fmt.Errorf("argument %q must be an array of strings", f.name)
+			}
 		}
 		return json.Unmarshal(raw, dst.Addr().Interface())
 	}

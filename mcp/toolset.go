@@ -16,9 +16,10 @@ import (
 // the argument, omitempty makes it optional.
 type (
 	sendArgs struct {
-		Recipient string `json:"recipient"`
-		Message   string `json:"message"`
-		ReplyTo   string `json:"reply_to,omitempty"`
+		Recipient  string   `json:"recipient,omitempty"`
+		Recipients []string `json:"recipients,omitempty"`
+		Message    string   `json:"message"`
+		ReplyTo    string   `json:"reply_to,omitempty"`
 	}
 	receiveArgs struct {
 		TimeoutSeconds *float64 `json:"timeout_seconds,omitempty"`
@@ -39,25 +40,24 @@ var sendTool = func() *tool {
 		Description: "Send a message to another agent. Agents are the tmux windows of your session; " +
 			"the recipient is a window name as shown by list-recipients. " +
 			"To answer a message, give its id as reply_to: the answer joins that message's thread. " +
+			"To write to several agents at once, give recipients instead of recipient: each gets its own message, all in one thread. " +
 			"Returns the id of the stored message. Text longer than about 64 KB must be sent as several messages.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"recipient":{"type":"string","description":"Window name of the receiving agent, exactly as list-recipients shows it"},` +
+			`"recipients":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":50,` +
+			`"description":"Instead of recipient: the window names of several agents, each to get the message; nothing is sent unless every name is a recipient"},` +
 			`"message":{"type":"string","description":"The message text. Bodies up to about 64 KB fit: the whole request, ` +
 			`the text after JSON escaping plus the call around it, must stay within 65536 bytes. ` +
 			`Split longer text into several messages."},` +
 			`"reply_to":{"type":"string","description":"The id of a message you received or sent, when this message answers it"}},` +
-			`"required":["recipient","message"],"additionalProperties":false}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"string"}},` +
+			`"required":["message"],"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"string"},` +
+			`"messages":{"type":"array","description":"With recipients: each recipient's message","items":{"type":"object",` +
+			`"properties":{"to":{"type":"string"},"message_id":{"type":"string"}},"required":["to","message_id"],"additionalProperties":false}}},` +
 			`"required":["message_id"],"additionalProperties":false}`),
 		Annotations: annotations{Title: "Send a message"},
 	}
-	t.args, t.run = bind(func(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
-		m, err := tc.svc.Send(ctx, a.Recipient, a.Message, a.ReplyTo)
-		if err != nil {
-			return "", nil, err
-		}
-		return tools.SentText(m.ID), map[string]string{"message_id": m.ID}, nil
-	})
+	t.args, t.run = bind(send)
 	return t
 }()
 
@@ -131,6 +131,34 @@ var recipientsTool = func() *tool {
 	return t
 }()
 
+// send stores a message to one agent, or to each of several.
+func send(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
+	names := a.Recipients
+	switch {
+	case a.Recipient != "" && a.Recipients != nil:
+		return "", nil, errors.New("give recipient or recipients, not both")
+	case a.Recipient == "" && a.Recipients == nil:
+		return "", nil, errors.New(`missing required argument "recipient"`)
+	case a.Recipient != "":
+		names = []string{a.Recipient}
+	case len(names) == 0 || len(names) > tools.MaxRecipients:
+		return "", nil, fmt.Errorf("recipients must hold 1 to %d names", tools.MaxRecipients)
+	}
+	ms, err := tc.svc.SendAll(ctx, names, a.Message, a.ReplyTo)
+	if err != nil {
+		return "", nil, err
+	}
+	structured := map[string]any{"message_id": ms[0].ID}
+	if len(ms) > 1 {
+		each := make([]map[string]string, len(ms))
+		for i, m := range ms {
+			each[i] = map[string]string{"to": m.To, "message_id": m.ID}
+		}
+		structured["messages"] = each
+	}
+	return tools.SentAllText(ms), structured, nil
+}
+
 // receive takes the caller's oldest unread message. A wait runs beside the
 // requests after it and answers through Respond; inside a batch, whose
 // array cannot wait for it, it holds up the batch instead.
@@ -190,10 +218,14 @@ func (tc *toolCall) receive(ctx context.Context, wait time.Duration) (string, an
 // received is receive's structured result for m.
 func received(m *mailbox.Message) map[string]string {
 	r := map[string]string{"from": m.From, "id": m.ID, "message": m.Message}
-	// A reply says what it answers and in which thread; any other message
-	// starts a thread of its own, whose id is the message's.
+	// A reply says what it answers; a message of another's thread (a reply,
+	// or one sent to several agents at once) says which thread. Any other
+	// message starts a thread of its own, whose id is the message's.
 	if m.ReplyTo != "" {
-		r["reply_to"], r["thread_id"] = m.ReplyTo, m.Thread()
+		r["reply_to"] = m.ReplyTo
+	}
+	if m.Thread() != m.ID {
+		r["thread_id"] = m.Thread()
 	}
 	return r
 }

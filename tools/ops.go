@@ -191,65 +191,142 @@ func windowsNamed(sess *tmux.Session, name string) (n int, otherCase bool) {
 // received or sent fails with an error that names it, and nothing is
 // stored.
 func (s *Service) Send(ctx context.Context, recipient, message, replyTo string) (mailbox.Message, error) {
-	if len(message) > mailbox.MaxMessageSize {
-		return mailbox.Message{}, mailbox.ErrTooLarge
+	ms, err := s.SendAll(ctx, []string{recipient}, message, replyTo)
+	if err != nil {
+		return mailbox.Message{}, err
 	}
-	if message == "" {
-		return mailbox.Message{}, ErrNoMessage
+	return ms[0], nil
+}
+
+// MaxRecipients bounds the recipients of one send.
+const MaxRecipients = 50
+
+// SendAll sends message to each of recipients, each its own message, all
+// in one thread: the thread of replyTo's message, or the one the first
+// message starts. Every name is checked before anything is stored, so one
+// unknown or shared name refuses the whole send, naming it.
+func (s *Service) SendAll(ctx context.Context, recipients []string, message, replyTo string) ([]mailbox.Message, error) {
+	if err := checkBody(message); err != nil {
+		return nil, err
 	}
-	if !utf8.ValidString(message) {
-		// Storing it would replace the bad bytes, changing the message.
-		return mailbox.Message{}, ErrNotUTF8
-	}
-	if recipient == "" {
-		return mailbox.Message{}, errors.New("no recipient given")
+	if err := checkRecipientList(recipients); err != nil {
+		return nil, err
 	}
 	st, err := s.store()
 	if err != nil {
-		return mailbox.Message{}, err
+		return nil, err
 	}
 	sess, err := s.agent(ctx)
 	if err != nil {
-		return mailbox.Message{}, err
+		return nil, err
 	}
 	ignored, err := st.Ignored()
 	if err != nil {
-		return mailbox.Message{}, err
+		return nil, err
 	}
+	for _, r := range recipients {
+		if err := checkRecipient(sess, ignored, r); err != nil {
+			if len(recipients) > 1 {
+				// Nothing is stored: the send names the one that failed.
+				return nil, fmt.Errorf("%q: %w; nothing was sent", r, err)
+			}
+			return nil, err
+		}
+	}
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
+	var parent *mailbox.Message
+	if replyTo != "" {
+		if parent, err = findOwn(ctx, st, sess.Self.Name, func(m *mailbox.Message) bool { return m.ID == replyTo }); err != nil {
+			return nil, s.lockError(err)
+		}
+		if parent == nil {
+			return nil, fmt.Errorf("reply_to %q: no message with that id was sent to you or by you", replyTo)
+		}
+	}
+	return s.appendAll(ctx, st, sess.Self.Name, recipients, message, parent)
+}
+
+// appendAll stores one message to each recipient, the first in parent's
+// thread or a thread of its own, the others in the first one's thread.
+func (s *Service) appendAll(ctx context.Context, st *mailbox.Store, from string, recipients []string, message string, parent *mailbox.Message) ([]mailbox.Message, error) {
+	ms := make([]mailbox.Message, 0, len(recipients))
+	thread := ""
+	for _, r := range recipients {
+		m, err := st.AppendIn(ctx, from, r, message, parent, thread)
+		if err != nil {
+			if len(ms) > 0 {
+				return ms, fmt.Errorf("stored for %s, then %s: %w", sentTo(ms), r, s.lockError(err))
+			}
+			return nil, s.lockError(err)
+		}
+		ms = append(ms, m)
+		thread = m.Thread()
+	}
+	return ms, nil
+}
+
+// sentTo names the recipients of messages already stored.
+func sentTo(ms []mailbox.Message) string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.To
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkBody checks a message's text.
+func checkBody(message string) error {
+	switch {
+	case len(message) > mailbox.MaxMessageSize:
+		return mailbox.ErrTooLarge
+	case message == "":
+		return ErrNoMessage
+	case !utf8.ValidString(message):
+		// Storing it would replace the bad bytes, changing the message.
+		return ErrNotUTF8
+	}
+	return nil
+}
+
+// checkRecipientList checks the shape of a send's list of names.
+func checkRecipientList(recipients []string) error {
+	switch {
+	case len(recipients) == 0 || len(recipients) == 1 && recipients[0] == "":
+		return errors.New("no recipient given")
+	case len(recipients) > MaxRecipients:
+		return fmt.Errorf("%d recipients: one send takes at most %d", len(recipients), MaxRecipients)
+	}
+	for i, r := range recipients {
+		if slices.Contains(recipients[:i], r) {
+			return fmt.Errorf("recipient %q given twice", r)
+		}
+	}
+	return nil
+}
+
+// checkRecipient checks that name is another agent's address in sess.
+// Only valid names are recipients, so no other name reaches the store.
+func checkRecipient(sess *tmux.Session, ignored map[string]bool, name string) error {
 	var others []string
 	for _, r := range recipients(sess, ignored) {
 		if !r.IsCurrent {
 			others = append(others, r.Name)
 		}
 	}
-	// Only valid names are recipients, so no other name reaches the store.
-	if !slices.Contains(others, recipient) {
-		if err := mailbox.ValidName(recipient); err != nil && slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return w.Name == recipient }) {
-			return mailbox.Message{}, fmt.Errorf("invalid recipient: %w", err)
+	if !slices.Contains(others, name) {
+		if err := mailbox.ValidName(name); err != nil && slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return w.Name == name }) {
+			return fmt.Errorf("invalid recipient: %w", err)
 		}
-		if hint := closest(recipient, others); hint != "" {
-			return mailbox.Message{}, fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
+		if hint := closest(name, others); hint != "" {
+			return fmt.Errorf("%w (did you mean %q?)", ErrRecipientNotFound, hint)
 		}
-		return mailbox.Message{}, ErrRecipientNotFound
+		return ErrRecipientNotFound
 	}
-	if n, otherCase := windowsNamed(sess, recipient); n > 1 {
-		return mailbox.Message{}, &SharedNameError{Name: recipient, Windows: n, Case: otherCase}
+	if n, otherCase := windowsNamed(sess, name); n > 1 {
+		return &SharedNameError{Name: name, Windows: n, Case: otherCase}
 	}
-	ctx, cancel := s.lockContext(ctx)
-	defer cancel()
-	if replyTo == "" {
-		m, err := st.Append(ctx, sess.Self.Name, recipient, message)
-		return m, s.lockError(err)
-	}
-	parent, err := findOwn(ctx, st, sess.Self.Name, func(m *mailbox.Message) bool { return m.ID == replyTo })
-	if err != nil {
-		return mailbox.Message{}, s.lockError(err)
-	}
-	if parent == nil {
-		return mailbox.Message{}, fmt.Errorf("reply_to %q: no message with that id was sent to you or by you", replyTo)
-	}
-	m, err := st.AppendReply(ctx, sess.Self.Name, recipient, message, parent)
-	return m, s.lockError(err)
+	return nil
 }
 
 // MaxWait is the longest a receive may wait for mail.
@@ -410,6 +487,19 @@ func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 // SentText is the success text of send.
 func SentText(id string) string { return "Message #" + id + " sent" }
 
+// SentAllText is the text of a send: SentText for one message, and a line
+// naming the recipient for each of several.
+func SentAllText(ms []mailbox.Message) string {
+	if len(ms) == 1 {
+		return SentText(ms[0].ID)
+	}
+	lines := make([]string, len(ms))
+	for i, m := range ms {
+		lines[i] = SentText(m.ID) + " to " + m.To
+	}
+	return strings.Join(lines, "\n")
+}
+
 // NoMail is the text of a receive that found nothing.
 const NoMail = "No unread messages"
 
@@ -421,7 +511,10 @@ func ReceivedText(m *mailbox.Message) string {
 	}
 	head := "From: " + m.From + "\nID: " + m.ID
 	if m.ReplyTo != "" {
-		head += "\nReply-To: " + m.ReplyTo + "\nThread: " + m.Thread()
+		head += "\nReply-To: " + m.ReplyTo
+	}
+	if m.Thread() != m.ID {
+		head += "\nThread: " + m.Thread()
 	}
 	return head + "\n\n" + m.Message
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +70,7 @@ func TestScript(t *testing.T) {
 			"mcpwait":      cmdMCPWait,
 			"mcpkill":      cmdMCPKill,
 			"holdlock":     cmdHoldLock,
+			"tmuxgone":     cmdTmuxGone,
 			"unprivileged": cmdUnprivileged,
 			"jsonhas":      cmdJSONHas,
 		},
@@ -125,6 +128,35 @@ func endTmux(sock string) error {
 		return fmt.Errorf("tmux server %d still ran 5s after kill-server, and was killed", pid)
 	}
 	return nil
+}
+
+// cmdTmuxGone waits until no tmux server takes connections on the script's
+// socket any more: tmuxgone. A script that ends a tmux server and starts
+// another on the same socket waits for this in between. A server on its
+// way out still listens for a moment: once given kill-server it closes
+// every connection it accepts, and one that exits because its last session
+// went drops any connection still waiting to be accepted. A tmux command
+// that connects in that moment fails with "server exited unexpectedly"
+// where it would otherwise have started a new server.
+func cmdTmuxGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: tmuxgone")
+	}
+	sock := ts.Getenv("TMUX_SOCK")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("unix", sock)
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if err == nil {
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("tmuxgone: a tmux server still takes connections on %s after 5s", sock)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // cmdAgents starts a tmux session "proj" with one window per name, each

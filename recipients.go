@@ -11,8 +11,9 @@ var recipientsCmd = &command{
 	usage:   "agentmail recipients",
 	help: `List the windows of your tmux session, one a line, without the names in
 .agentmailignore. Your own window is always listed, as "<name> [you]". A
-name that several windows have is listed once, and mail cannot be sent to
-it until all but one are renamed; when your own window's name is one of
+name that several windows have is listed once, as "<name> [N windows:
+unreachable]" (names that differ only in letter case count as one): mail
+cannot be sent to it until all but one are renamed. When your own window's name is one of
 these, recipients fails and says so, as send and receive do. When nobody
 else is in the session, a last line says so: "No other agents in this
 session". The MCP tool list-recipients gives the same text.`,

@@ -435,9 +435,11 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 type Recipient struct {
 	Name      string `json:"name"`
 	IsCurrent bool   `json:"is_current"`
-	// Windows counts the windows of the session with this name; send
-	// refuses a name that more than one has (see SharedNameError). It is
-	// not part of the tool's output.
+	// Windows counts the windows of the session whose names share this
+	// name's mailbox (windowsNamed), as send counts them: send refuses a
+	// name that more than one has (see SharedNameError), and the text
+	// marks it; the caller's own entry has 1. It is not part of the
+	// tool's structured output.
 	Windows int `json:"-"`
 }
 
@@ -468,18 +470,23 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 // unless .agentmailignore lists it.
 func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 	list := []Recipient{}
-	at := map[string]int{} // index in list
+	at := map[string]bool{} // names listed
 	for _, w := range sess.Windows {
 		self := w.ID == sess.Self.ID
-		if i, ok := at[w.Name]; ok && !self {
-			list[i].Windows++
+		if at[w.Name] && !self {
 			continue
 		}
 		if !self && (ignored[w.Name] || mailbox.ValidName(w.Name) != nil) {
 			continue
 		}
-		at[w.Name] = len(list)
-		list = append(list, Recipient{Name: w.Name, IsCurrent: self, Windows: 1})
+		at[w.Name] = true
+		r := Recipient{Name: w.Name, IsCurrent: self, Windows: 1}
+		if !self {
+			// As send counts them: names that differ only in letter
+			// case share a mailbox, so each counts the other's windows.
+			r.Windows, _ = windowsNamed(sess, w.Name)
+		}
+		list = append(list, r)
 	}
 	return list
 }
@@ -525,15 +532,20 @@ const NoOthers = "No other agents in this session"
 
 // RecipientsText is the text of list-recipients and of the CLI's
 // recipients, one operation with one text on both surfaces: one name a
-// line, the caller's as "<name> [you]", then NoOthers when nobody else is
-// there.
+// line, the caller's as "<name> [you]", a name that several windows share
+// as "<name> [N windows: unreachable]", since send refuses it, then
+// NoOthers when nobody else is there.
 func RecipientsText(list []Recipient) string {
 	lines := make([]string, 0, len(list)+1)
 	others := 0
 	for _, r := range list {
-		if r.IsCurrent {
+		switch {
+		case r.IsCurrent:
 			lines = append(lines, r.Name+" [you]")
-		} else {
+		case r.Windows > 1:
+			lines = append(lines, fmt.Sprintf("%s [%d windows: unreachable]", r.Name, r.Windows))
+			others++
+		default:
 			lines = append(lines, r.Name)
 			others++
 		}

@@ -119,6 +119,9 @@ func TestSharedOtherName(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Recipients = %+v, want %+v", got, want)
 	}
+	if got, want := tools.RecipientsText(got), "alice [you]\nbob [2 windows: unreachable]\ncarol"; got != want {
+		t.Errorf("RecipientsText = %q, want %q", got, want)
+	}
 	_, err = svc.Send(ctx, "bob", "hello", "")
 	var shared *tools.SharedNameError
 	if !errors.As(err, &shared) || shared.Own || shared.Name != "bob" || shared.Windows != 2 {
@@ -142,12 +145,20 @@ func TestSharedOtherName(t *testing.T) {
 
 // TestSharedNameButForCase puts windows bob and Bob beside alice: on a
 // case-insensitive file system their mailboxes are one file, so a send to
-// either fails without storing anything, and so does a receive in either.
+// either fails without storing anything, and so does a receive in either;
+// the recipients list marks both.
 func TestSharedNameButForCase(t *testing.T) {
 	root := t.TempDir()
 	term := &sessionTerm{Self: window(0, "alice"), Windows: []tmux.Window{window(0, "alice"), window(1, "bob"), window(2, "Bob")}}
 	svc := &tools.Service{Store: mailbox.New(root), Term: term}
 	ctx := context.Background()
+	list, err := svc.Recipients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tools.RecipientsText(list), "alice [you]\nbob [2 windows: unreachable]\nBob [2 windows: unreachable]"; got != want {
+		t.Errorf("RecipientsText = %q, want %q", got, want)
+	}
 	for _, name := range []string{"bob", "Bob"} {
 		_, err := svc.Send(ctx, name, "hello", "")
 		var shared *tools.SharedNameError
@@ -161,7 +172,7 @@ func TestSharedNameButForCase(t *testing.T) {
 	wantNothingWritten(t, root)
 
 	term.Self = window(2, "Bob")
-	_, err := svc.Receive(ctx, 0, nil)
+	_, err = svc.Receive(ctx, 0, nil)
 	if want := `your window name "Bob" is also the name of another window of this session, but for letter case, and on a case-insensitive file system they share one mailbox: rename one of them`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Receive in Bob = %v, want it to start with %q", err, want)
 	}

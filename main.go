@@ -46,6 +46,7 @@ var commands = []struct {
 	{"receive", receiveCmd},
 	{"watch", watchCmd},
 	{"inbox", inboxCmd},
+	{"sent", sentCmd},
 	{"thread", threadCmd},
 	{"recipients", recipientsCmd},
 	{"status", statusCmd},

@@ -214,8 +214,9 @@ func checkResourceLists(ctx context.Context, t *testing.T, cs *mcp.ClientSession
 	if err != nil {
 		t.Fatalf("resources/list: %v", err)
 	}
-	if len(rs.Resources) != 1 || rs.Resources[0].URI != "agentmail://inbox" || rs.Resources[0].MIMEType != "text/markdown" || rs.Resources[0].Name != "inbox" {
-		t.Errorf("resources/list: %+v, want the inbox only", rs.Resources)
+	if len(rs.Resources) != 2 || rs.Resources[0].URI != "agentmail://inbox" || rs.Resources[0].MIMEType != "text/markdown" || rs.Resources[0].Name != "inbox" ||
+		rs.Resources[1].URI != "agentmail://sent" || rs.Resources[1].MIMEType != "text/markdown" {
+		t.Errorf("resources/list: %+v, want the inbox and the sent view", rs.Resources)
 	}
 	ts, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // Both are Markdown views that mark nothing read.
 const (
 	InboxURI       = "agentmail://inbox"
+	SentURI        = "agentmail://sent"
 	threadPrefix   = "agentmail://threads/"
 	threadTemplate = threadPrefix + "{thread_id}"
 	markdown       = "text/markdown"
@@ -38,6 +39,15 @@ var inboxResource = resource{
 	Title: "Your inbox",
 	Description: "Your mailbox as Markdown: how many messages are unread, then the newest " +
 		"messages (unread first) with id, sender, time, thread and first line. Reading it marks nothing read.",
+	MimeType: markdown,
+}
+
+var sentResource = resource{
+	URI:   SentURI,
+	Name:  "sent",
+	Title: "Your sent messages",
+	Description: "The messages you sent, newest first, as Markdown: recipient, time, first line and how far each got: " +
+		"stored, notified (a wake reached the recipient) or read, with the times.",
 	MimeType: markdown,
 }
 
@@ -85,7 +95,7 @@ func (ss *session) resourcesList(ctx context.Context, r *request) (any, error) {
 	if err := checkNoCursor(r.p); err != nil {
 		return nil, err
 	}
-	return resourcesResult{[]resource{inboxResource}, ss.private(r, cacheTTLMs)}, nil
+	return resourcesResult{[]resource{inboxResource, sentResource}, ss.private(r, cacheTTLMs)}, nil
 }
 
 func (ss *session) templatesList(ctx context.Context, r *request) (any, error) {
@@ -130,6 +140,12 @@ func readResource(ctx context.Context, svc *tools.Service, uri string) (string, 
 			return "", err
 		}
 		return tools.InboxText(in), nil
+	case uri == SentURI:
+		v, err := svc.Sent(ctx, tools.SentFilter{})
+		if err != nil {
+			return "", err
+		}
+		return tools.SentViewText(v), nil
 	case strings.HasPrefix(uri, threadPrefix):
 		th, err := svc.Thread(ctx, strings.TrimPrefix(uri, threadPrefix))
 		if errors.Is(err, tools.ErrThreadNotFound) {

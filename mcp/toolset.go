@@ -156,7 +156,7 @@ func send(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
 		}
 		structured["messages"] = each
 	}
-	return tools.SentAllText(ms), structured, nil
+	return tools.SentAllText(ms, tc.svc.Waiting(ctx, names)), structured, nil
 }
 
 // receive takes the caller's oldest unread message. A wait runs beside the

@@ -370,6 +370,11 @@ func (s *Service) Receive(ctx context.Context, wait time.Duration, deliver func(
 		lctx, cancel := s.lockContext(ctx)
 		m, err := st.Receive(lctx, sess.Self.Name, deliver)
 		cancel()
+		if m != nil && err == nil {
+			// The sender's view of the message; the mail itself does not
+			// depend on it, so a failure to record it fails nothing.
+			st.RecordDelivery(mailbox.DeliveryEvent{ID: m.ID, To: m.To, State: mailbox.Read})
+		}
 		if m != nil || err != nil || wait == 0 {
 			return m, s.lockError(err)
 		}
@@ -496,13 +501,17 @@ func SentText(id string) string { return "Message #" + id + " sent" }
 
 // SentAllText is the text of a send: SentText for one message, and a line
 // naming the recipient for each of several.
-func SentAllText(ms []mailbox.Message) string {
-	if len(ms) == 1 {
-		return SentText(ms[0].ID)
-	}
+// A recipient that cannot act soon (see Waiting) is named in brackets.
+func SentAllText(ms []mailbox.Message, waiting map[string]string) string {
 	lines := make([]string, len(ms))
 	for i, m := range ms {
-		lines[i] = SentText(m.ID) + " to " + m.To
+		lines[i] = SentText(m.ID)
+		if len(ms) > 1 {
+			lines[i] += " to " + m.To
+		}
+		if why := waiting[m.To]; why != "" {
+			lines[i] += " (" + why + "; it is kept until " + m.To + " reads it)"
+		}
 	}
 	return strings.Join(lines, "\n")
 }

@@ -50,8 +50,9 @@ async function main() {
 		check(caps?.resources?.subscribe === true, `capabilities ${JSON.stringify(caps)}, want resources with subscribe`);
 
 		const { resources } = await bob.listResources(undefined, { timeout: requestTimeout });
-		check(resources.length === 1 && resources[0].uri === "agentmail://inbox" && resources[0].mimeType === "text/markdown",
-			`resources/list: ${JSON.stringify(resources)}, want the inbox only`);
+		check(resources.length === 2 && resources[0].uri === "agentmail://inbox" && resources[0].mimeType === "text/markdown" &&
+			resources[1].uri === "agentmail://sent",
+			`resources/list: ${JSON.stringify(resources)}, want the inbox and the sent view`);
 		const { resourceTemplates } = await bob.listResourceTemplates(undefined, { timeout: requestTimeout });
 		check(resourceTemplates.length === 1 && resourceTemplates[0].uriTemplate === "agentmail://threads/{thread_id}",
 			`resources/templates/list: ${JSON.stringify(resourceTemplates)}, want the thread template only`);

@@ -47,6 +47,12 @@ type State struct {
 	LastReadAt int64 `json:"last_read_at,omitempty"`
 	// Pane is the agent's tmux pane id ("%3"); empty is left out.
 	Pane string `json:"pane,omitempty"`
+	// Client and Session name the assistant that runs as the agent and
+	// its session, when a hook of that assistant set the status and said
+	// them ("codex" and its session id): the mailman can then wake the
+	// agent through the assistant instead of typing into its pane.
+	Client  string `json:"client,omitempty"`
+	Session string `json:"session,omitempty"`
 
 	// extra holds the keys we do not know, in their order, so that
 	// rewriting an entry keeps what other tools stored in it.
@@ -60,7 +66,7 @@ type rawField struct {
 
 // stateKeys are the keys of State's fields; TestStateKeys checks them
 // against its tags.
-var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane"}
+var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane", "client", "session"}
 
 // isStateKey reports whether encoding/json decodes the member named key
 // into a field of State: it matches names case-insensitively.
@@ -241,6 +247,12 @@ func (s *Store) UpdateState(ctx context.Context, name string, fn func(st *State,
 // Waiting for the locks ends with ctx's error, and nothing changed, if ctx
 // is done first.
 func (s *Store) SetStatus(ctx context.Context, name, status, pane string) error {
+	return s.SetStatusFrom(ctx, name, status, pane, "", "")
+}
+
+// SetStatusFrom is SetStatus from a hook of client, an assistant, running
+// as session: both are recorded with the status when given.
+func (s *Store) SetStatusFrom(ctx context.Context, name, status, pane, client, session string) error {
 	if err := ValidStatus(status); err != nil {
 		return err
 	}
@@ -250,6 +262,9 @@ func (s *Store) SetStatus(ctx context.Context, name, status, pane string) error 
 		st.UpdatedAt = now
 		if pane != "" {
 			st.Pane = pane
+		}
+		if client != "" && session != "" {
+			st.Client, st.Session = client, session
 		}
 		if status != StatusReady {
 			st.NotifiedAt = time.Time{}

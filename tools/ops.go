@@ -418,6 +418,12 @@ func (s *Service) MarkRead(ctx context.Context, m *mailbox.Message) error {
 // SetStatus records the caller's status (ready, work or offline) and its
 // pane id, which the mailman uses to ring the right pane.
 func (s *Service) SetStatus(ctx context.Context, status string) error {
+	return s.SetStatusFrom(ctx, status, "", "")
+}
+
+// SetStatusFrom is SetStatus from a hook of client, an assistant, that
+// said its session: both are recorded with the status.
+func (s *Service) SetStatusFrom(ctx context.Context, status, client, session string) error {
 	if err := mailbox.ValidStatus(status); err != nil {
 		return err
 	}
@@ -433,7 +439,7 @@ func (s *Service) SetStatus(ctx context.Context, status string) error {
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return s.lockError(st.SetStatus(ctx, sess.Self.Name, status, sess.Self.Pane))
+	return s.lockError(st.SetStatusFrom(ctx, sess.Self.Name, status, sess.Self.Pane, client, session))
 }
 
 // Recipient is one entry of the recipients list.

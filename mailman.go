@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -208,6 +209,7 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 		Term:  term,
 		Logf:  log.printf,
 		Guard: lock.Check,
+		Queue: codexQueue,
 	}
 	started := false
 	err = m.Run(ctx, func() {
@@ -312,4 +314,19 @@ func (l *logger) printf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)
+}
+
+// codexQueue queues text for a running Codex session, which takes it as
+// its next input and resumes: the wake of an agent that runs Codex,
+// without typing into its pane.
+func codexQueue(ctx context.Context, session, msg string) error {
+	path, err := exec.LookPath("codex")
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, path, "queue", "--thread="+session, "--message", msg, "--resume").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("codex queue: %v: %s", err, text.OneLine(string(out)))
+	}
+	return nil
 }

@@ -130,6 +130,43 @@ const recheckInterval = 250 * time.Millisecond
 // busyText is what the log says of a file that another process kept locked.
 const busyText = "it is locked by another process"
 
+// wake tells c of its mail: through its Codex session when it has one and
+// Queue is set, and by typing into its pane otherwise, or when that fails.
+func (m *Mailman) wake(ctx context.Context, c *candidate) error {
+	if m.Queue != nil && c.client == "codex" && c.session != "" {
+		err := m.Queue(ctx, c.session, ringText)
+		if err == nil {
+			c.by = "codex"
+			return nil
+		}
+		m.logf("cannot queue for %q in its Codex session: %v; typing instead", c.name, err)
+	}
+	c.by = "mailman"
+	return m.Term.Type(ctx, c.target, ringText)
+}
+
+// recordNotified records, for the senders, that a wake reached name with
+// the unread mail it holds: each message not already recorded notified.
+// It is a view of the delivery, not the mail: a failure fails nothing.
+func (m *Mailman) recordNotified(ctx context.Context, name, by string, now time.Time) {
+	done, err := m.Store.Deliveries()
+	if err != nil {
+		return
+	}
+	unread, err := m.Store.Recent(context.WithoutCancel(ctx), name, maxRecorded, func(msg *mailbox.Message) bool {
+		return !msg.ReadFlag && done[msg.ID].NotifiedAt.IsZero()
+	})
+	if err != nil {
+		return
+	}
+	for _, msg := range unread {
+		m.Store.RecordDelivery(mailbox.DeliveryEvent{ID: msg.ID, To: name, State: mailbox.Notified, At: now, By: by})
+	}
+}
+
+// maxRecorded bounds the messages one wake records as notified.
+const maxRecorded = 1000
+
 // ringTimeout is the deadline of one ring's context. It cuts a long Enter
 // delay short, but the ring still ends with its Enter (see Terminal.Type).
 const ringTimeout = 10 * time.Second
@@ -159,6 +196,11 @@ type Mailman struct {
 	// Guard, when set, is called before every pass; an error stops Run. The
 	// command line uses it to check that it still holds the mailman lock.
 	Guard func() error
+	// Queue, when set, wakes an agent that runs in a Codex session (its
+	// state names the client "codex" and the session) without typing into
+	// its pane, by queueing text for that session; an error falls back to
+	// typing.
+	Queue func(ctx context.Context, session, text string) error
 
 	// tried holds, per agent, the last ring that counts against the agent's
 	// once-a-minute limit outside recipients.jsonl: every ring of an agent
@@ -237,6 +279,9 @@ type candidate struct {
 	updated, notified time.Time
 	target            string // the pane to ring
 	shared            int    // how many windows have the name, when more than one: none is rung
+	// client and session are the assistant session the entry names, if
+	// any; by is how the ring went: "codex" or "mailman" (typed).
+	client, session, by string
 }
 
 // pass rings every agent that should be rung now and returns when the
@@ -368,7 +413,8 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 				continue
 			}
 		}
-		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt})
+		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt,
+			client: st.Client, session: st.Session})
 	}
 	for _, name := range boxes {
 		if stated[name] {
@@ -424,7 +470,7 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
 			defer cancel()
-			errs[i] = m.Term.Type(ctx, c.target, ringText)
+			errs[i] = m.wake(ctx, c)
 		})
 	}
 	wg.Wait()
@@ -451,7 +497,12 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 			later(now.Add(every))
 		default:
 			m.report("window "+c.name, "")
-			m.logf("rang %q in pane %s", c.name, c.target)
+			if c.by == "codex" {
+				m.logf("woke %q through its Codex session", c.name)
+			} else {
+				m.logf("rang %q in pane %s", c.name, c.target)
+			}
+			m.recordNotified(ctx, c.name, c.by, now)
 			later(now.Add(every))
 			if !c.stated {
 				m.tried[c.name] = try{at: now, rang: true}

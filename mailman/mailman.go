@@ -298,137 +298,16 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 			return time.Time{}, err
 		}
 	}
-	now := m.now()
-	every := ringInterval
-	later := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
-	if m.tried == nil {
-		m.tried = map[string]try{}
-	}
-	for name, t := range m.tried {
-		if now.Sub(t.at) >= every {
-			delete(m.tried, name)
-		}
-	}
-	// waiting reports whether a ring of name that started at t is recent
-	// enough to wait for, and schedules the end of the wait.
-	waiting := func(t time.Time) bool {
-		if t.IsZero() {
-			return false
-		}
-		// A time in the future is not trusted: it would silence the agent
-		// until then.
-		if since := now.Sub(t); since >= 0 && since < every {
-			later(t.Add(every))
-			return true
-		}
-		return false
-	}
-
-	// Without the states nobody is rung: an agent at work must never be
-	// taken for one without an entry because its entry could not be read.
-	sctx, cancel := m.lockContext(ctx, "states")
-	states, err := m.Store.States(sctx)
-	cancel()
+	r := &round{m: m, ctx: ctx, now: m.now(), every: ringInterval}
+	m.forgetTries(r.now, r.every)
+	in, ok := r.read()
 	if ctx.Err() != nil {
 		return time.Time{}, ctx.Err()
 	}
-	if m.held("states", err) {
-		m.report("states", "cannot read the agents' states: "+busyText)
-		later(now.Add(recheckInterval))
-		return next, nil
+	if !ok {
+		return r.next, nil
 	}
-	if err != nil {
-		m.report("states", "cannot read the agents' states: "+err.Error())
-		return next, nil
-	}
-	m.report("states", "")
-	ignored, err := m.Store.Ignored()
-	if err != nil {
-		m.report("ignore", "cannot read .agentmailignore, ringing as if it were empty: "+err.Error())
-	} else {
-		m.report("ignore", "")
-	}
-	boxes, err := m.Store.Mailboxes()
-	if err != nil {
-		m.report("mailboxes", "cannot list the mailboxes: "+err.Error())
-	} else {
-		m.report("mailboxes", "")
-	}
-
-	unread := func(name string) bool {
-		key := "mailbox " + name
-		uctx, cancel := m.lockContext(ctx, key)
-		has, err := m.Store.HasUnread(uctx, name)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return false
-		case m.held(key, err):
-			m.report("unread "+name, fmt.Sprintf("not looking at the mailbox of %q for now: %s; looking again once it is free", name, busyText))
-			later(now.Add(recheckInterval))
-			return false
-		case err != nil:
-			m.report("unread "+name, fmt.Sprintf("cannot read the mailbox of %q: %v", name, err))
-			return false
-		}
-		m.report("unread "+name, "")
-		return has
-	}
-
-	var cands []candidate
-	stated := make(map[string]bool, len(states))
-	for _, st := range states {
-		stated[st.Recipient] = true
-		// Entries such as the empty name the earlier tool could write
-		// have no mailbox and no window to ring.
-		if mailbox.ValidName(st.Recipient) != nil {
-			continue
-		}
-		if st.Status != mailbox.StatusReady {
-			// Work and offline end every wait, as they reset notified_at.
-			delete(m.tried, st.Recipient)
-			m.report("window "+st.Recipient, "")
-			continue
-		}
-		if ignored[st.Recipient] || !unread(st.Recipient) {
-			// Whatever kept it from being rung is said again should
-			// it come back.
-			m.report("window "+st.Recipient, "")
-			continue
-		}
-		if waiting(st.NotifiedAt) {
-			continue
-		}
-		// A ring from before the agent had an entry counts as its
-		// notified_at. A failed ring waits too, unless the agent has set
-		// its status since (it may be back in a new pane); a time in the
-		// future is not trusted to say so.
-		if t, ok := m.tried[st.Recipient]; ok {
-			renewed := st.UpdatedAt.After(t.at) && !st.UpdatedAt.After(now)
-			if (t.rang || !renewed) && waiting(t.at) {
-				continue
-			}
-		}
-		cands = append(cands, candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt,
-			client: st.Client, session: st.Session})
-	}
-	for _, name := range boxes {
-		if stated[name] {
-			continue
-		}
-		if ignored[name] || !unread(name) {
-			m.report("window "+name, "")
-			continue
-		}
-		if waiting(m.tried[name].at) {
-			continue
-		}
-		cands = append(cands, candidate{name: name})
-	}
+	cands := r.candidates(in)
 	// A pass that ends here because the mailman stops says nothing more:
 	// what failed then failed only because of the stop.
 	if ctx.Err() != nil {
@@ -436,10 +315,10 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 	}
 	// tmux is asked when someone may be rung, and otherwise once per
 	// safetyInterval, so that a mailman whose tmux is gone stops.
-	if len(cands) == 0 && now.Sub(m.asked) < safetyInterval {
-		return next, nil
+	if len(cands) == 0 && r.now.Sub(m.asked) < safetyInterval {
+		return r.next, nil
 	}
-	m.asked = now
+	m.asked = r.now
 	panes, err := m.Term.Panes(ctx)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotInTmux) {
@@ -449,13 +328,194 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 			return time.Time{}, ctx.Err()
 		}
 		m.report("panes", "cannot list the tmux panes: "+err.Error())
-		return next, nil
+		return r.next, nil
 	}
 	m.report("panes", "")
-	if len(cands) == 0 {
-		return next, nil
+	errs := r.ring(cands, panes)
+	for i := range cands {
+		r.settle(&cands[i], errs[i])
 	}
+	return r.next, nil
+}
 
+// round is one pass in progress: its time, and the earliest time the next
+// pass is needed.
+type round struct {
+	m     *Mailman
+	ctx   context.Context
+	now   time.Time
+	every time.Duration
+	next  time.Time
+}
+
+// later asks for the next pass at t at the latest.
+func (r *round) later(t time.Time) {
+	if r.next.IsZero() || t.Before(r.next) {
+		r.next = t
+	}
+}
+
+// waiting reports whether a ring that started at t is recent enough to
+// wait for, and schedules the end of the wait.
+func (r *round) waiting(t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	// A time in the future is not trusted: it would silence the agent
+	// until then.
+	if since := r.now.Sub(t); since >= 0 && since < r.every {
+		r.later(t.Add(r.every))
+		return true
+	}
+	return false
+}
+
+// forgetTries drops the rings whose minute is over.
+func (m *Mailman) forgetTries(now time.Time, every time.Duration) {
+	if m.tried == nil {
+		m.tried = map[string]try{}
+	}
+	for name, t := range m.tried {
+		if now.Sub(t.at) >= every {
+			delete(m.tried, name)
+		}
+	}
+}
+
+// inputs are what a pass reads of the store.
+type inputs struct {
+	states  []mailbox.State
+	ignored map[string]bool
+	boxes   []string
+}
+
+// read reads the states, the ignored names and the mailboxes. Without the
+// states nobody is rung (ok false): an agent at work must never be taken
+// for one without an entry because its entry could not be read.
+func (r *round) read() (in inputs, ok bool) {
+	m := r.m
+	sctx, cancel := m.lockContext(r.ctx, "states")
+	states, err := m.Store.States(sctx)
+	cancel()
+	switch {
+	case r.ctx.Err() != nil:
+		return in, false
+	case m.held("states", err):
+		m.report("states", "cannot read the agents' states: "+busyText)
+		r.later(r.now.Add(recheckInterval))
+		return in, false
+	case err != nil:
+		m.report("states", "cannot read the agents' states: "+err.Error())
+		return in, false
+	}
+	m.report("states", "")
+	in.states = states
+	in.ignored, err = m.Store.Ignored()
+	if err != nil {
+		m.report("ignore", "cannot read .agentmailignore, ringing as if it were empty: "+err.Error())
+	} else {
+		m.report("ignore", "")
+	}
+	in.boxes, err = m.Store.Mailboxes()
+	if err != nil {
+		m.report("mailboxes", "cannot list the mailboxes: "+err.Error())
+	} else {
+		m.report("mailboxes", "")
+	}
+	return in, true
+}
+
+// unread reports whether name's mailbox holds unread mail; a mailbox it
+// cannot read, or that another process holds, counts as none for now.
+func (r *round) unread(name string) bool {
+	m := r.m
+	key := "mailbox " + name
+	uctx, cancel := m.lockContext(r.ctx, key)
+	has, err := m.Store.HasUnread(uctx, name)
+	cancel()
+	switch {
+	case r.ctx.Err() != nil:
+		return false
+	case m.held(key, err):
+		m.report("unread "+name, fmt.Sprintf("not looking at the mailbox of %q for now: %s; looking again once it is free", name, busyText))
+		r.later(r.now.Add(recheckInterval))
+		return false
+	case err != nil:
+		m.report("unread "+name, fmt.Sprintf("cannot read the mailbox of %q: %v", name, err))
+		return false
+	}
+	m.report("unread "+name, "")
+	return has
+}
+
+// candidates lists the agents to ring now: ready agents with unread mail
+// whose minute is over, then agents without an entry, which are rung while
+// their window exists.
+func (r *round) candidates(in inputs) []candidate {
+	var cands []candidate
+	stated := make(map[string]bool, len(in.states))
+	for _, st := range in.states {
+		stated[st.Recipient] = true
+		if c, ok := r.stated(st, in.ignored); ok {
+			cands = append(cands, c)
+		}
+	}
+	for _, name := range in.boxes {
+		if stated[name] {
+			continue
+		}
+		if in.ignored[name] || !r.unread(name) {
+			r.m.report("window "+name, "")
+			continue
+		}
+		if r.waiting(r.m.tried[name].at) {
+			continue
+		}
+		cands = append(cands, candidate{name: name})
+	}
+	return cands
+}
+
+// stated reports whether the agent of entry st is to be rung now.
+func (r *round) stated(st mailbox.State, ignored map[string]bool) (candidate, bool) {
+	m := r.m
+	// Entries such as the empty name the earlier tool could write have no
+	// mailbox and no window to ring.
+	if mailbox.ValidName(st.Recipient) != nil {
+		return candidate{}, false
+	}
+	if st.Status != mailbox.StatusReady {
+		// Work and offline end every wait, as they reset notified_at.
+		delete(m.tried, st.Recipient)
+		m.report("window "+st.Recipient, "")
+		return candidate{}, false
+	}
+	if ignored[st.Recipient] || !r.unread(st.Recipient) {
+		// Whatever kept it from being rung is said again should it come
+		// back.
+		m.report("window "+st.Recipient, "")
+		return candidate{}, false
+	}
+	if r.waiting(st.NotifiedAt) {
+		return candidate{}, false
+	}
+	// A ring from before the agent had an entry counts as its
+	// notified_at. A failed ring waits too, unless the agent has set its
+	// status since (it may be back in a new pane); a time in the future is
+	// not trusted to say so.
+	if t, ok := m.tried[st.Recipient]; ok {
+		renewed := st.UpdatedAt.After(t.at) && !st.UpdatedAt.After(r.now)
+		if (t.rang || !renewed) && r.waiting(t.at) {
+			return candidate{}, false
+		}
+	}
+	return candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt,
+		client: st.Client, session: st.Session}, true
+}
+
+// ring wakes every candidate that has exactly one window, at once, and
+// returns how each went.
+func (r *round) ring(cands []candidate, panes []tmux.Pane) []error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(cands))
 	for i := range cands {
@@ -468,66 +528,72 @@ func (m *Mailman) pass(ctx context.Context) (next time.Time, err error) {
 			continue
 		}
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, ringTimeout)
+			ctx, cancel := context.WithTimeout(r.ctx, ringTimeout)
 			defer cancel()
-			errs[i] = m.wake(ctx, c)
+			errs[i] = r.m.wake(ctx, c)
 		})
 	}
 	wg.Wait()
+	return errs
+}
 
-	for i, c := range cands {
-		if c.shared > 1 {
-			m.report("window "+c.name, fmt.Sprintf("not ringing %q: %d windows have that name; "+
-				"rename all but one so that each agent has an address of its own", c.name, c.shared))
-			continue
-		}
-		switch {
-		case c.target == "" && !c.stated:
-			m.report("window "+c.name, fmt.Sprintf("not ringing %q: it has unread mail but no window", c.name))
-		case c.target == "":
-			m.report("window "+c.name, fmt.Sprintf("cannot ring %q: no window has that name; trying again every %v", c.name, every))
-			m.tried[c.name] = try{at: now}
-			later(now.Add(every))
-		case errs[i] != nil && ctx.Err() != nil && errors.Is(errs[i], ctx.Err()):
-			// The stop came before the ring started: nothing was typed,
-			// and nothing failed.
-		case errs[i] != nil:
-			m.report("window "+c.name, fmt.Sprintf("ringing %q in pane %s failed: %v; trying again every %v", c.name, c.target, errs[i], every))
-			m.tried[c.name] = try{at: now}
-			later(now.Add(every))
-		default:
-			m.report("window "+c.name, "")
-			if c.by == "codex" {
-				m.logf("woke %q through its Codex session", c.name)
-			} else {
-				m.logf("rang %q in pane %s", c.name, c.target)
-			}
-			m.recordNotified(ctx, c.name, c.by, now)
-			later(now.Add(every))
-			if !c.stated {
-				m.tried[c.name] = try{at: now, rang: true}
-				break
-			}
-			delete(m.tried, c.name)
-			// The ring happened, so it is recorded even when the mailman
-			// is stopping; lockContext bounds the wait. Its key is not
-			// that of reading the states: a record waits for
-			// recipients.lock as well, which a reading never takes.
-			rctx, cancel := m.lockContext(context.WithoutCancel(ctx), "record")
-			unrecorded, err := m.markNotified(rctx, &c, now)
-			cancel()
-			m.held("record", err)
-			if err != nil {
-				m.logf("cannot record the ring of %q: %v", c.name, err)
-			}
-			if err != nil || unrecorded {
-				// The ring counts against the agent's minute all the
-				// same. Work or offline end the wait, as always.
-				m.tried[c.name] = try{at: now, rang: true}
-			}
-		}
+// settle reports and records how the ring of c went.
+func (r *round) settle(c *candidate, err error) {
+	m, now, every := r.m, r.now, r.every
+	switch {
+	case c.shared > 1:
+		m.report("window "+c.name, fmt.Sprintf("not ringing %q: %d windows have that name; "+
+			"rename all but one so that each agent has an address of its own", c.name, c.shared))
+	case c.target == "" && !c.stated:
+		m.report("window "+c.name, fmt.Sprintf("not ringing %q: it has unread mail but no window", c.name))
+	case c.target == "":
+		m.report("window "+c.name, fmt.Sprintf("cannot ring %q: no window has that name; trying again every %v", c.name, every))
+		m.tried[c.name] = try{at: now}
+		r.later(now.Add(every))
+	case err != nil && r.ctx.Err() != nil && errors.Is(err, r.ctx.Err()):
+		// The stop came before the ring started: nothing was typed, and
+		// nothing failed.
+	case err != nil:
+		m.report("window "+c.name, fmt.Sprintf("ringing %q in pane %s failed: %v; trying again every %v", c.name, c.target, err, every))
+		m.tried[c.name] = try{at: now}
+		r.later(now.Add(every))
+	default:
+		r.rang(c)
 	}
-	return next, nil
+}
+
+// rang logs and records a ring that happened.
+func (r *round) rang(c *candidate) {
+	m, now := r.m, r.now
+	m.report("window "+c.name, "")
+	if c.by == "codex" {
+		m.logf("woke %q through its Codex session", c.name)
+	} else {
+		m.logf("rang %q in pane %s", c.name, c.target)
+	}
+	m.recordNotified(r.ctx, c.name, c.by, now)
+	r.later(now.Add(r.every))
+	if !c.stated {
+		m.tried[c.name] = try{at: now, rang: true}
+		return
+	}
+	delete(m.tried, c.name)
+	// The ring happened, so it is recorded even when the mailman is
+	// stopping; lockContext bounds the wait. Its key is not that of
+	// reading the states: a record waits for recipients.lock as well,
+	// which a reading never takes.
+	rctx, cancel := m.lockContext(context.WithoutCancel(r.ctx), "record")
+	unrecorded, err := m.markNotified(rctx, c, now)
+	cancel()
+	m.held("record", err)
+	if err != nil {
+		m.logf("cannot record the ring of %q: %v", c.name, err)
+	}
+	if err != nil || unrecorded {
+		// The ring counts against the agent's minute all the same. Work
+		// or offline end the wait, as always.
+		m.tried[c.name] = try{at: now, rang: true}
+	}
 }
 
 // try is a ring that counts against an agent's once-a-minute limit outside

@@ -85,123 +85,144 @@ const leftoverAge = time.Hour
 // the lock of the current file, a message appended while Cleanup runs is
 // never lost.
 func (s *Store) Cleanup(opt CleanupOptions) (CleanupReport, error) {
-	var rep CleanupReport
 	if opt.StaleAfter <= 0 {
-		return rep, fmt.Errorf("stale threshold must be positive, got %v", opt.StaleAfter)
+		return CleanupReport{}, fmt.Errorf("stale threshold must be positive, got %v", opt.StaleAfter)
 	}
 	if opt.DeliveredAfter <= 0 {
-		return rep, fmt.Errorf("delivered threshold must be positive, got %v", opt.DeliveredAfter)
+		return CleanupReport{}, fmt.Errorf("delivered threshold must be positive, got %v", opt.DeliveredAfter)
 	}
-	now := s.now()
-	staleBefore := now.Add(-opt.StaleAfter)
-	deliveredBefore := now.Add(-opt.DeliveredAfter)
+	c := &cleaning{s: s, opt: opt, now: s.now()}
+	c.states()
+	names, err := s.Mailboxes()
+	if err != nil {
+		return c.rep, errors.Join(append(c.errs, err)...)
+	}
+	for _, name := range names {
+		c.mailbox(name)
+	}
+	n, err := s.removeLeftovers(c.now.Add(-leftoverAge), opt.DryRun)
+	c.rep.TempFiles = n
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
+	return c.rep, errors.Join(c.errs...)
+}
+
+// cleaning is one Cleanup in progress. errs holds a failure for each file
+// that could not be cleaned; the files after it are cleaned all the same.
+type cleaning struct {
+	s    *Store
+	opt  CleanupOptions
+	now  time.Time
+	rep  CleanupReport
+	errs []error
+}
+
+// locking returns the context of the wait for one file's lock.
+func (c *cleaning) locking() (context.Context, context.CancelFunc) {
+	if c.opt.LockWait <= 0 {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), c.opt.LockWait)
+}
+
+// skipped reports whether err says that the wait for path's lock ran out,
+// and if so warns that path was left untouched, naming the file whose
+// lock was held when the store says which (recipients.lock, say).
+func (c *cleaning) skipped(path string, err error) bool {
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Path != path {
+		c.s.warnf("%s is locked by another process: %s left untouched after waiting %v for it", busy.Path, path, c.opt.LockWait)
+	} else {
+		c.s.warnf("%s is locked by another process: left untouched after waiting %v for it", path, c.opt.LockWait)
+	}
+	c.rep.Skipped++
+	return true
+}
+
+// states removes the state entries of agents gone or long idle. The
+// entries are counted only once the states are written.
+func (c *cleaning) states() {
 	var windows map[string]bool
-	if opt.Windows != nil {
-		windows = make(map[string]bool, len(opt.Windows))
-		for _, w := range opt.Windows {
+	if c.opt.Windows != nil {
+		windows = make(map[string]bool, len(c.opt.Windows))
+		for _, w := range c.opt.Windows {
 			windows[w] = true
 		}
 	}
-
-	// locking returns the context of the wait for one file's lock, and
-	// skipped reports whether err says that the wait ran out, and if so
-	// warns that path was left untouched, naming the file whose lock was
-	// held when the store says which (recipients.lock, say).
-	locking := func() (context.Context, context.CancelFunc) {
-		if opt.LockWait <= 0 {
-			return context.Background(), func() {}
-		}
-		return context.WithTimeout(context.Background(), opt.LockWait)
-	}
-	skipped := func(path string, err error) bool {
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return false
-		}
-		if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Path != path {
-			s.warnf("%s is locked by another process: %s left untouched after waiting %v for it", busy.Path, path, opt.LockWait)
-		} else {
-			s.warnf("%s is locked by another process: left untouched after waiting %v for it", path, opt.LockWait)
-		}
-		rep.Skipped++
-		return true
-	}
-
-	// errs holds a failure for each file that could not be cleaned; the
-	// files after it are cleaned all the same.
-	var errs []error
-	// The entries are counted only once the states are written.
 	var offline, stale int
-	ctx, cancel := locking()
-	err := s.editStates(ctx, false, opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
+	ctx, cancel := c.locking()
+	err := c.s.editStates(ctx, false, c.opt.DryRun, func(lines []stateLine) ([]stateLine, bool) {
 		kept := lines[:0:0]
 		seen := map[string]bool{}
 		for _, l := range lines {
-			first := l.st != nil && !seen[l.st.Recipient]
-			if l.st != nil {
-				seen[l.st.Recipient] = true
-			}
-			switch {
-			case l.st == nil:
-			case !first:
-				// Only a name's first entry counts, for us and for the
-				// earlier tool; a later one, kept, would take its place
-				// once the first is removed, with a status long out of
-				// date.
-				stale++
-				continue
-			case windows != nil && !windows[l.st.Recipient] && !updatedSince(l.st, opt.WindowsListedAt, s.now()):
+			switch c.drop(l, seen, windows) {
+			case "offline":
 				offline++
-				continue
-			case l.st.UpdatedAt.Before(staleBefore) && l.st.NotifiedAt.Before(staleBefore) && l.st.Status == StatusReady:
-				// Only ready entries go for age alone: without its
-				// entry, an agent whose window may still be there is
-				// rung as one that never set a status, so removing a
-				// work or offline entry would have the mailman ring an
-				// agent that said not to. A ready entry's age counts
-				// from its last ring too: removed just after one, the
-				// agent would be rung again at once.
+			case "stale":
 				stale++
-				continue
+			default:
+				kept = append(kept, l)
 			}
-			kept = append(kept, l)
 		}
 		return kept, len(kept) < len(lines)
 	})
 	cancel()
 	switch {
 	case err == nil:
-		rep.OfflineRecipients, rep.StaleRecipients = offline, stale
-	case !skipped(s.StatesPath(), err):
-		errs = append(errs, fmt.Errorf("cleaning %s: %w", s.StatesPath(), err))
+		c.rep.OfflineRecipients, c.rep.StaleRecipients = offline, stale
+	case !c.skipped(c.s.StatesPath(), err):
+		c.errs = append(c.errs, fmt.Errorf("cleaning %s: %w", c.s.StatesPath(), err))
 	}
+}
 
-	names, err := s.Mailboxes()
-	if err != nil {
-		return rep, errors.Join(append(errs, err)...)
+// drop says why the state line l goes ("offline" or "stale"), or "" when
+// it stays. seen holds the names whose first entry came before.
+func (c *cleaning) drop(l stateLine, seen, windows map[string]bool) string {
+	if l.st == nil {
+		return ""
 	}
-	for _, name := range names {
-		ctx, cancel := locking()
-		removed, gone, err := s.cleanMailbox(ctx, name, deliveredBefore, opt.DryRun)
-		cancel()
-		if skipped(s.MailboxPath(name), err) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cleaning %s: %w", s.MailboxPath(name), err))
-			continue
-		}
-		rep.Messages += removed
+	first := !seen[l.st.Recipient]
+	seen[l.st.Recipient] = true
+	staleBefore := c.now.Add(-c.opt.StaleAfter)
+	switch {
+	case !first:
+		// Only a name's first entry counts, for us and for the earlier
+		// tool; a later one, kept, would take its place once the first is
+		// removed, with a status long out of date.
+		return "stale"
+	case windows != nil && !windows[l.st.Recipient] && !updatedSince(l.st, c.opt.WindowsListedAt, c.s.now()):
+		return "offline"
+	case l.st.UpdatedAt.Before(staleBefore) && l.st.NotifiedAt.Before(staleBefore) && l.st.Status == StatusReady:
+		// Only ready entries go for age alone: without its entry, an agent
+		// whose window may still be there is rung as one that never set a
+		// status, so removing a work or offline entry would have the
+		// mailman ring an agent that said not to. A ready entry's age
+		// counts from its last ring too: removed just after one, the
+		// agent would be rung again at once.
+		return "stale"
+	}
+	return ""
+}
+
+// mailbox removes the long-delivered messages of name's mailbox, and the
+// mailbox when nothing is left in it.
+func (c *cleaning) mailbox(name string) {
+	ctx, cancel := c.locking()
+	removed, gone, err := c.s.cleanMailbox(ctx, name, c.now.Add(-c.opt.DeliveredAfter), c.opt.DryRun)
+	cancel()
+	switch {
+	case c.skipped(c.s.MailboxPath(name), err):
+	case err != nil:
+		c.errs = append(c.errs, fmt.Errorf("cleaning %s: %w", c.s.MailboxPath(name), err))
+	default:
+		c.rep.Messages += removed
 		if gone {
-			rep.Mailboxes++
+			c.rep.Mailboxes++
 		}
 	}
-
-	n, err := s.removeLeftovers(now.Add(-leftoverAge), opt.DryRun)
-	rep.TempFiles = n
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return rep, errors.Join(errs...)
 }
 
 // removeLeftovers removes the temporary files of rewrites (see

@@ -136,32 +136,16 @@ func runMailman(ctx context.Context, e *env, args []string) error {
 // daemon when daemon is set. report, when not nil, is told how the start of
 // a daemon child went.
 func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string, daemon bool, enterDelay time.Duration, report *mailman.StartReport) error {
-	srv, err := findServer(os.Getenv, "")
+	term, scope, err := mailmanScope(ctx, enterDelay)
 	if err != nil {
-		return err
-	}
-	client := srv.client
-	client.EnterDelay = enterDelay
-	// The scope is resolved once: a session id stays valid for the
-	// session's lifetime, even after the pane it was learned from closes.
-	term := &mailman.Tmux{Client: client}
-	scope := "every session of the tmux server"
-	if client.Pane != "" {
-		if term.Session, err = client.SessionOf(ctx, client.Pane); err != nil {
-			return fmt.Errorf("finding the tmux session of $TMUX_PANE: %w", err)
-		}
-		scope = "tmux session " + term.Session
-	} else if _, err := client.ListPanes(ctx, ""); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(st.Dir(), 0o700); err != nil {
 		return err
 	}
-
 	if daemon {
 		return spawnMailman(e, st, enterDelay)
 	}
-
 	lock, err := mailman.Acquire(pidPath)
 	if err != nil {
 		return err
@@ -172,53 +156,16 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 		}
 	})
 	defer release()
-
-	// The mailman stops cleanly on SIGINT, SIGTERM and SIGHUP.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stoppedBy := make(chan os.Signal, 1)
-	go func() {
-		var sig os.Signal
-		select {
-		case sig = <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-		stoppedBy <- sig
-	}()
-
-	log := &logger{w: e.stdout}
-	if report != nil {
-		// A daemon child: its standard output is the log (spawnMailman).
-		log.w = &daemonLog{path: filepath.Join(st.Dir(), mailman.LogFileName), f: os.Stdout}
-	}
-	// A damaged line is met again on every pass; it is logged once.
-	warned := map[string]bool{}
-	st.Warnf = func(format string, args ...any) {
-		msg := fmt.Sprintf("warning: "+format, args...)
-		if !warned[msg] && len(warned) < 1000 {
-			warned[msg] = true
-			log.printf("%s", msg)
-		}
-	}
-	m := &mailman.Mailman{
-		Store: st,
-		Term:  term,
-		Logf:  log.printf,
-		Guard: lock.Check,
-		Queue: codexQueue,
-	}
+	ctx, stoppedBy := mailmanSignals(ctx)
+	log := mailmanLog(e, st, report != nil)
+	m := &mailman.Mailman{Store: st, Term: term, Logf: log.printf, Guard: lock.Check, Queue: codexQueue}
 	started := false
 	err = m.Run(ctx, func() {
 		started = true
 		log.printf("Mailman started (PID: %d) for %s, ringing in %s", os.Getpid(), st.Root, scope)
 		report.Started()
 	})
-	cancel()
-	got := <-stoppedBy
+	got := stoppedBy()
 	// The lock goes before the last line, so that whoever reads that line
 	// can start a new mailman at once.
 	release()
@@ -235,6 +182,72 @@ func startMailman(ctx context.Context, e *env, st *mailbox.Store, pidPath string
 		log.printf("Mailman stopped")
 	}
 	return nil
+}
+
+// mailmanScope finds the panes the mailman may ring: the session of
+// $TMUX_PANE, or every session of the server. The scope is resolved once:
+// a session id stays valid for the session's lifetime, even after the pane
+// it was learned from closes.
+func mailmanScope(ctx context.Context, enterDelay time.Duration) (term *mailman.Tmux, scope string, err error) {
+	srv, err := findServer(os.Getenv, "")
+	if err != nil {
+		return nil, "", err
+	}
+	client := srv.client
+	client.EnterDelay = enterDelay
+	term = &mailman.Tmux{Client: client}
+	if client.Pane == "" {
+		_, err := client.ListPanes(ctx, "")
+		return term, "every session of the tmux server", err
+	}
+	if term.Session, err = client.SessionOf(ctx, client.Pane); err != nil {
+		return nil, "", fmt.Errorf("finding the tmux session of $TMUX_PANE: %w", err)
+	}
+	return term, "tmux session " + term.Session, nil
+}
+
+// mailmanSignals returns a context that ends on SIGINT, SIGTERM or SIGHUP,
+// on which the mailman stops cleanly, and a function that ends it and
+// says which signal came, if one did.
+func mailmanSignals(ctx context.Context) (context.Context, func() os.Signal) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	stoppedBy := make(chan os.Signal, 1)
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+		stoppedBy <- sig
+	}()
+	return ctx, func() os.Signal {
+		cancel()
+		signal.Stop(sigs)
+		return <-stoppedBy
+	}
+}
+
+// mailmanLog is where the mailman's lines go: standard output, or, for a
+// daemon child, whose standard output is the log (spawnMailman), the log
+// file it rotates. The store's warnings go there too, each damaged line
+// once, since it is met again on every pass.
+func mailmanLog(e *env, st *mailbox.Store, daemon bool) *logger {
+	log := &logger{w: e.stdout}
+	if daemon {
+		log.w = &daemonLog{path: filepath.Join(st.Dir(), mailman.LogFileName), f: os.Stdout}
+	}
+	warned := map[string]bool{}
+	st.Warnf = func(format string, args ...any) {
+		msg := fmt.Sprintf("warning: "+format, args...)
+		if !warned[msg] && len(warned) < 1000 {
+			warned[msg] = true
+			log.printf("%s", msg)
+		}
+	}
+	return log
 }
 
 // spawnMailman starts this program again as a daemon mailman, logging to

@@ -17,11 +17,57 @@ import (
 // returns nil when ctx is done, and an error when the file watcher cannot be
 // started or fails for good, when tmux is gone, or when Guard fails.
 func (m *Mailman) Run(ctx context.Context, started func()) error {
-	w, err := fswatch.New()
+	w, p, err := m.watch()
 	if err != nil {
-		return fmt.Errorf("starting the file watcher: %w", err)
+		return err
 	}
 	defer w.Close()
+	if started != nil {
+		started()
+	}
+	sched := newSchedule()
+	defer sched.timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("the file watcher stopped")
+			}
+			if m.relevant(w, p, ev) {
+				sched.event(time.Now())
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("the file watcher stopped")
+			}
+			// An error such as a queue overflow means events were lost, so
+			// look at everything again.
+			m.logf("file watcher: %v", err)
+			sched.now()
+		case <-sched.timer.C:
+			next, err := m.pass(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			// next is on the Mailman's clock, timers on the real one.
+			sched.passed(next, m.now())
+		}
+	}
+}
+
+// watch starts watching the store: the root, only to see .agentmail
+// appear again after it was removed (its other entries are ignored), and
+// the directories that hold the mailboxes and the states.
+func (m *Mailman) watch() (*fswatch.Watcher, paths, error) {
+	w, err := fswatch.New()
+	if err != nil {
+		return nil, paths{}, fmt.Errorf("starting the file watcher: %w", err)
+	}
 	// The Store's paths are joined, hence clean, like the names of events.
 	p := paths{
 		root:   filepath.Clean(m.Store.Root),
@@ -30,83 +76,69 @@ func (m *Mailman) Run(ctx context.Context, started func()) error {
 		states: m.Store.StatesPath(),
 		pid:    PIDPath(m.Store),
 	}
-	// The root is watched only to see .agentmail appear again after it was
-	// removed; its other entries are ignored.
 	if err := w.Add(p.root); err != nil {
-		return fmt.Errorf("watching %s: %w", p.root, err)
+		w.Close()
+		return nil, paths{}, fmt.Errorf("watching %s: %w", p.root, err)
 	}
 	if err := watchDirs(w, p); err != nil {
-		return err
+		w.Close()
+		return nil, paths{}, err
 	}
-	if started != nil {
-		started()
+	return w, p, nil
+}
+
+// schedule decides when the next pass runs. wake is when it is due for a
+// reason other than an event: at once at the start, then the safety timer
+// or the end of an agent's once-a-minute wait. burst is when the first of
+// the events not yet handled by a pass arrived; soon is when those events
+// are due.
+type schedule struct {
+	wake, burst, soon time.Time
+	timer             *time.Timer
+}
+
+func newSchedule() *schedule {
+	return &schedule{wake: time.Now(), timer: time.NewTimer(0)}
+}
+
+// due is when the next pass runs.
+func (s *schedule) due() time.Time {
+	if !s.burst.IsZero() && s.soon.Before(s.wake) {
+		return s.soon
 	}
+	return s.wake
+}
 
-	// wake is when the next pass is due for a reason other than an event:
-	// at once at the start, then the safety timer or the end of an agent's
-	// once-a-minute wait. burst is when the first of the events not yet
-	// handled by a pass arrived; soon is when those events are due.
-	wake := time.Now()
-	var burst, soon time.Time
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	due := func() time.Time {
-		if !burst.IsZero() && soon.Before(wake) {
-			return soon
-		}
-		return wake
+// event schedules a pass for an event at t: after the events that follow
+// it within debounce, and at most maxDelay after the first of them.
+func (s *schedule) event(t time.Time) {
+	if s.burst.IsZero() {
+		s.burst = t
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
+	s.soon = t.Add(debounce)
+	if limit := s.burst.Add(maxDelay); s.soon.After(limit) {
+		s.soon = limit
+	}
+	s.timer.Reset(time.Until(s.due()))
+}
 
-		case ev, ok := <-w.Events:
-			if !ok {
-				return errors.New("the file watcher stopped")
-			}
-			if !m.relevant(w, p, ev) {
-				continue
-			}
-			t := time.Now()
-			if burst.IsZero() {
-				burst = t
-			}
-			soon = t.Add(debounce)
-			if limit := burst.Add(maxDelay); soon.After(limit) {
-				soon = limit
-			}
-			timer.Reset(time.Until(due()))
+// now schedules a pass at once.
+func (s *schedule) now() {
+	s.wake = time.Now()
+	s.timer.Reset(0)
+}
 
-		case err, ok := <-w.Errors:
-			if !ok {
-				return errors.New("the file watcher stopped")
-			}
-			// An error such as a queue overflow means events were lost, so
-			// look at everything again.
-			m.logf("file watcher: %v", err)
-			wake = time.Now()
-			timer.Reset(0)
-
-		case <-timer.C:
-			burst = time.Time{}
-			next, err := m.pass(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			wake = time.Now().Add(safetyInterval)
-			if !next.IsZero() {
-				// next is on the Mailman's clock, timers on the real one.
-				if t := time.Now().Add(next.Sub(m.now())); t.Before(wake) {
-					wake = t
-				}
-			}
-			timer.Reset(time.Until(due()))
+// passed schedules the pass after one that asked to run again at next
+// (zero: no need), which is on the Mailman's clock, whose time is clock.
+func (s *schedule) passed(next, clock time.Time) {
+	s.burst = time.Time{}
+	s.wake = time.Now().Add(safetyInterval)
+	if !next.IsZero() {
+		if t := time.Now().Add(next.Sub(clock)); t.Before(s.wake) {
+			s.wake = t
 		}
 	}
+	s.timer.Reset(time.Until(s.due()))
 }
 
 // paths are the cleaned paths Run watches and compares events against.

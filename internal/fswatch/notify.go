@@ -3,7 +3,8 @@
 // small part of a file-watching library that agentmail needs (the mailman
 // watches the mailboxes and the state file, a waiting receive its own
 // mailbox), written on the standard library so that the binary depends on
-// nothing else.
+// nothing else. WatchEntry shares one watcher of a directory among all the
+// watches of its entries in a process.
 package fswatch
 
 // Event is one change reported by Watcher: Name is the path of the

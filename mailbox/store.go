@@ -151,14 +151,17 @@ func (e *BusyError) Unwrap() error { return context.DeadlineExceeded }
 // openLockedContext is openLocked, giving up with ctx's error when ctx is
 // done before the lock is held, or a *BusyError when its deadline passes
 // while it waits. A lock acquired after that is released at once, unused:
-// the caller never sees the file, so it changes nothing. Until then the
-// abandoned wait keeps a goroutine, an OS thread and a descriptor blocked
-// in flock; later waits for the same path wait for it to end instead of
-// starting waits of their own (see abandoned), so that calls that keep
-// giving up on a lock held for long do not pile them up.
+// the caller never sees the file, so it changes nothing.
+//
+// A wait in flock holds an OS thread, which the Go runtime keeps once the
+// wait is over: a thousand receives waking at once on one mailbox would
+// leave a thousand idle threads behind. So only one goroutine of the
+// process at a time waits in flock for a path (lockWaits), including one
+// whose caller gave up; the others wait for their turn where waiting
+// costs no thread, and give up there with their context.
 func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
-	if ctx.Done() == nil {
-		return openLocked(path, flag, perm)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	gaveUp := func() error {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -166,19 +169,11 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 		}
 		return ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	for {
-		pending := abandoned.get(path)
-		if pending == nil {
-			break
-		}
-		select {
-		case <-pending:
-		case <-ctx.Done():
-			return nil, nil, gaveUp()
-		}
+	turn := lockWaits.turn(path)
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, gaveUp()
 	}
 	type opened struct {
 		f   *lockedfile.File
@@ -188,58 +183,42 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 	ch := make(chan opened, 1)
 	go func() {
 		f, fi, err := openLocked(path, flag, perm)
+		<-turn
 		ch <- opened{f, fi, err}
 	}()
 	select {
 	case o := <-ch:
 		return o.f, o.fi, o.err
 	case <-ctx.Done():
-		done := abandoned.add(path)
 		go func() {
 			if o := <-ch; o.f != nil {
 				o.f.Close()
 			}
-			abandoned.remove(path, done)
 		}()
 		return nil, nil, gaveUp()
 	}
 }
 
-// abandoned holds, for each path, a lock wait that its caller gave up on
-// and that is still blocked: a channel closed when it has ended.
-var abandoned = abandonedWaits{m: map[string]chan struct{}{}}
+// lockWaits holds, for each path, the turn to wait in flock for it: a
+// channel with room for one.
+var lockWaits = pathTurns{m: map[string]chan struct{}{}}
 
-type abandonedWaits struct {
+type pathTurns struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}
 }
 
-func (a *abandonedWaits) get(path string) chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.m[path]
-}
-
-// add records a wait for path given up on, unless one is recorded already,
-// and returns the channel to close when it ends.
-func (a *abandonedWaits) add(path string) chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	done := make(chan struct{})
-	if a.m[path] == nil {
-		a.m[path] = done
+// turn returns path's channel; sending to it takes the turn, receiving
+// gives it back.
+func (p *pathTurns) turn(path string) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.m[path]
+	if c == nil {
+		c = make(chan struct{}, 1)
+		p.m[path] = c
 	}
-	return done
-}
-
-// remove ends a wait that add returned done for.
-func (a *abandonedWaits) remove(path string, done chan struct{}) {
-	a.mu.Lock()
-	if a.m[path] == done {
-		delete(a.m, path)
-	}
-	a.mu.Unlock()
-	close(done)
+	return c
 }
 
 // Append stores a new message from one mailbox name to another and returns

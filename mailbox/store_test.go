@@ -538,3 +538,45 @@ func TestAbandonedLockWaitsDoNotPileUp(t *testing.T) {
 		t.Errorf("%d goroutines still waiting for the lock after it was let go", n)
 	}
 }
+
+// TestManyLockWaitsOneThread checks that many waits at once for one lock
+// that another process holds put one goroutine in flock, not one each: a
+// goroutine blocked in flock holds an OS thread, which the runtime keeps
+// afterwards. Once the lock is let go, every wait gets it in turn.
+func TestManyLockWaitsOneThread(t *testing.T) {
+	s, _ := newStore(t)
+	mustAppend(t, s, "alice", "carol", "hi")
+	path := s.MailboxPath("carol")
+	blocked := func() int {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		return bytes.Count(buf, []byte("agentmail/mailbox.openLocked("))
+	}
+	holder, err := lockedfile.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waits = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error, waits)
+	for range waits {
+		go func() {
+			f, _, err := openLockedContext(ctx, path, os.O_RDWR, 0)
+			if err == nil {
+				f.Close()
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let them all start waiting
+	if n := blocked(); n > 1 {
+		t.Errorf("%d goroutines waiting in flock for one lock, want 1", n)
+	}
+	holder.Close()
+	for range waits {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -20,10 +20,19 @@ func waits(srv *server, p *project, n int, wait time.Duration) {
 	for i, w := range p.agents {
 		agents[i] = srv.agent(w)
 		agents[i].initialize()
+		// Mail left by the runs before is taken first, so that every
+		// receive waits.
+		for {
+			text, err := agents[i].call(toolCall("receive", map[string]any{}))
+			if err != nil || strings.HasPrefix(text, "No unread") {
+				break
+			}
+		}
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	timedOut, failed := 0, 0
+	kinds := map[string]int{}
 	start := time.Now()
 	for i := range n {
 		a := agents[i%len(agents)]
@@ -34,10 +43,15 @@ func waits(srv *server, p *project, n int, wait time.Duration) {
 			_, b, err := a.post(body)
 			mu.Lock()
 			defer mu.Unlock()
-			if err == nil && strings.Contains(string(b), `"timed_out":true`) {
+			switch {
+			case err == nil && strings.Contains(string(b), `"timed_out":true`):
 				timedOut++
-			} else {
+			case err != nil:
 				failed++
+				kinds[errorKind(err)]++
+			default:
+				failed++
+				kinds[errorKind(fmt.Errorf("%s", b))]++
 			}
 		}()
 	}
@@ -45,6 +59,9 @@ func waits(srv *server, p *project, n int, wait time.Duration) {
 	srv.resources("  while they wait")
 	wg.Wait()
 	fmt.Printf("  %d timed out as asked and %d failed, %v after the first was sent\n", timedOut, failed, time.Since(start).Round(time.Millisecond))
+	for k, n := range kinds {
+		fmt.Printf("    %d× %s\n", n, k)
+	}
 	time.Sleep(time.Second)
 	srv.resources("  a second after they ended")
 }

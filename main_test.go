@@ -28,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	// The scripts run main itself, signal handling included: exactly what
 	// users run.
-	testscript.Main(m, map[string]func(){"agentmail": main})
+	testscript.Main(m, map[string]func(){"agentmail": main, "fakeprompt": fakePrompt})
 }
 
 // TestScript runs the scripts in testdata/: the real binary against a real
@@ -164,14 +164,19 @@ func cmdTmuxGone(ts *testscript.TestScript, neg bool, args []string) {
 // … to the windows' pane ids and TMUX_PANE to the first.
 func cmdAgents(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: agents name...")
+		ts.Fatalf("usage: agents name[=command]...")
 	}
-	for i, name := range args {
+	for i, arg := range args {
+		// name=command runs command in the window instead of cat.
+		name, command, ok := strings.Cut(arg, "=")
+		if !ok {
+			command = "cat"
+		}
 		var argv []string
 		if i == 0 {
-			argv = []string{"-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50", "-n", name, "-P", "-F", "#{pane_id}", "cat"}
+			argv = []string{"-f", "/dev/null", "new-session", "-d", "-s", "proj", "-x", "200", "-y", "50", "-n", name, "-P", "-F", "#{pane_id}", command}
 		} else {
-			argv = []string{"new-window", "-d", "-t", "proj:", "-n", name, "-P", "-F", "#{pane_id}", "cat"}
+			argv = []string{"new-window", "-d", "-t", "proj:", "-n", name, "-P", "-F", "#{pane_id}", command}
 		}
 		out := tmuxOut(ts, argv...)
 		ts.Setenv("PANE"+strconv.Itoa(i), strings.TrimSpace(out))

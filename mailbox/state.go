@@ -53,6 +53,10 @@ type State struct {
 	// agent through the assistant instead of typing into its pane.
 	Client  string `json:"client,omitempty"`
 	Session string `json:"session,omitempty"`
+	// Prompt is the line the agent's cursor was on when it became ready:
+	// its empty input line. The mailman types only while that line is
+	// unchanged, so never over what a person is typing.
+	Prompt string `json:"prompt,omitempty"`
 
 	// extra holds the keys we do not know, in their order, so that
 	// rewriting an entry keeps what other tools stored in it.
@@ -66,7 +70,7 @@ type rawField struct {
 
 // stateKeys are the keys of State's fields; TestStateKeys checks them
 // against its tags.
-var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane", "client", "session"}
+var stateKeys = []string{"recipient", "status", "updated_at", "notified_at", "last_read_at", "pane", "client", "session", "prompt"}
 
 // isStateKey reports whether encoding/json decodes the member named key
 // into a field of State: it matches names case-insensitively.
@@ -247,12 +251,13 @@ func (s *Store) UpdateState(ctx context.Context, name string, fn func(st *State,
 // Waiting for the locks ends with ctx's error, and nothing changed, if ctx
 // is done first.
 func (s *Store) SetStatus(ctx context.Context, name, status, pane string) error {
-	return s.SetStatusFrom(ctx, name, status, pane, "", "")
+	return s.SetStatusFrom(ctx, name, status, pane, "", "", "")
 }
 
 // SetStatusFrom is SetStatus from a hook of client, an assistant, running
-// as session: both are recorded with the status when given.
-func (s *Store) SetStatusFrom(ctx context.Context, name, status, pane, client, session string) error {
+// as session: both are recorded with the status when given, and so is
+// prompt, the agent's input line as it is now, for ready.
+func (s *Store) SetStatusFrom(ctx context.Context, name, status, pane, client, session, prompt string) error {
 	if err := ValidStatus(status); err != nil {
 		return err
 	}
@@ -265,6 +270,10 @@ func (s *Store) SetStatusFrom(ctx context.Context, name, status, pane, client, s
 		}
 		if client != "" && session != "" {
 			st.Client, st.Session = client, session
+		}
+		st.Prompt = ""
+		if status == StatusReady {
+			st.Prompt = prompt
 		}
 		if status != StatusReady {
 			st.NotifiedAt = time.Time{}

@@ -27,6 +27,7 @@ type fakeTerm struct {
 	onPanes  func() error        // called first in Panes; its error is Panes' error
 	rung     chan string         // when set, receives the pane of every ring
 	windows  int                 // windows added so far, for unique ids
+	lines    map[string]string   // pane -> its input line, when set
 }
 
 func newFakeTerm() *fakeTerm {
@@ -97,6 +98,13 @@ func (f *fakeTerm) Type(ctx context.Context, pane, text string) error {
 		rung <- pane
 	}
 	return err
+}
+
+// InputLine returns the line set for pane in lines, "" when none is.
+func (f *fakeTerm) InputLine(ctx context.Context, pane string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lines[pane], nil
 }
 
 // allRings returns the number of rings per pane, for panes that were rung,

@@ -89,6 +89,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,7 +143,54 @@ func (m *Mailman) wake(ctx context.Context, c *candidate) error {
 		m.logf("cannot queue for %q in its Codex session: %v; typing instead", c.name, err)
 	}
 	c.by = "mailman"
-	return m.Term.Type(ctx, c.target, ringText)
+	if c.prompt != "" {
+		line, err := m.Term.InputLine(ctx, c.target)
+		if err != nil {
+			return err
+		}
+		if line != c.prompt {
+			return errDraft
+		}
+	}
+	if err := m.Term.Type(ctx, c.target, ringText); err != nil {
+		return err
+	}
+	if c.prompt != "" {
+		return m.submitted(ctx, c.target)
+	}
+	return nil
+}
+
+// errDraft is the wake of an agent whose input line is not as it was when
+// the agent became ready: a person may be typing there.
+var errDraft = errors.New("its input line holds text that may be a person's draft")
+
+// errNotSubmitted is a ring whose text stayed on the agent's input line.
+var errNotSubmitted = errors.New("the ring did not leave its input line")
+
+// submitWait is how long a ring's text may take to leave the input line
+// once Enter is pressed.
+const submitWait = 2 * time.Second
+
+// submitted waits for the ring's text to leave pane's input line, as it
+// does when the assistant takes the line; it is never deleted when it
+// stays.
+func (m *Mailman) submitted(ctx context.Context, pane string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		line, err := m.Term.InputLine(ctx, pane)
+		if err == nil && !strings.Contains(line, ringText) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errNotSubmitted
+		case <-tick.C:
+		}
+	}
 }
 
 // recordNotified records, for the senders, that a wake reached name with
@@ -182,6 +230,9 @@ type Terminal interface {
 	// but never with the text typed and the Enter not pressed: a ring left
 	// half done would be sent along with whatever is typed next.
 	Type(ctx context.Context, pane, text string) error
+	// InputLine returns the line of pane its cursor is on, trailing
+	// spaces removed.
+	InputLine(ctx context.Context, pane string) (string, error)
 }
 
 // Mailman rings agents. Set Store and Term; Logf, Now and Guard are
@@ -282,6 +333,8 @@ type candidate struct {
 	// client and session are the assistant session the entry names, if
 	// any; by is how the ring went: "codex" or "mailman" (typed).
 	client, session, by string
+	// prompt is the agent's input line as it was when it became ready.
+	prompt string
 }
 
 // pass rings every agent that should be rung now and returns when the
@@ -510,7 +563,7 @@ func (r *round) stated(st mailbox.State, ignored map[string]bool) (candidate, bo
 		}
 	}
 	return candidate{name: st.Recipient, stated: true, pane: st.Pane, updated: st.UpdatedAt, notified: st.NotifiedAt,
-		client: st.Client, session: st.Session}, true
+		client: st.Client, session: st.Session, prompt: st.Prompt}, true
 }
 
 // ring wakes every candidate that has exactly one window, at once, and
@@ -553,6 +606,10 @@ func (r *round) settle(c *candidate, err error) {
 	case err != nil && r.ctx.Err() != nil && errors.Is(err, r.ctx.Err()):
 		// The stop came before the ring started: nothing was typed, and
 		// nothing failed.
+	case errors.Is(err, errDraft):
+		// Looked at again on the next passes, which come soon enough.
+		m.report("window "+c.name, fmt.Sprintf("not ringing %q now: %v; trying again", c.name, err))
+		r.later(now.Add(recheckInterval))
 	case err != nil:
 		m.report("window "+c.name, fmt.Sprintf("ringing %q in pane %s failed: %v; trying again every %v", c.name, c.target, err, every))
 		m.tried[c.name] = try{at: now}

@@ -23,3 +23,8 @@ func (t *Tmux) Panes(ctx context.Context) ([]tmux.Pane, error) {
 func (t *Tmux) Type(ctx context.Context, pane, text string) error {
 	return t.Client.Type(ctx, pane, text)
 }
+
+// InputLine returns the line of pane its cursor is on.
+func (t *Tmux) InputLine(ctx context.Context, pane string) (string, error) {
+	return t.Client.InputLine(ctx, pane)
+}

@@ -384,3 +384,26 @@ func isID(s string, sigil byte) bool {
 	}
 	return true
 }
+
+// InputLine returns the text of the line pane's cursor is on, trailing
+// spaces removed: where an assistant's prompt box or a shell takes what is
+// typed. Comparing it with the line as it was when the agent became ready
+// tells a draft a person is typing from an empty prompt.
+func (c *Client) InputLine(ctx context.Context, pane string) (string, error) {
+	if !isPaneID(pane) {
+		return "", fmt.Errorf("tmux: cannot read %q: not a pane id like %%3", pane)
+	}
+	y, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{cursor_y}")
+	if err != nil {
+		return "", err
+	}
+	y = strings.TrimSpace(y)
+	if _, err := strconv.Atoi(y); err != nil {
+		return "", fmt.Errorf("tmux: cursor line of %s: %q is not a number", pane, y)
+	}
+	line, err := c.query(ctx, "capture-pane", "-p", "-t", pane, "-S", y, "-E", y)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(line, " \n"), nil
+}

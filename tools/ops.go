@@ -439,7 +439,18 @@ func (s *Service) SetStatusFrom(ctx context.Context, status, client, session str
 	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
-	return s.lockError(st.SetStatusFrom(ctx, sess.Self.Name, status, sess.Self.Pane, client, session))
+	var prompt string
+	if r, ok := s.Term.(lineReader); ok && status == mailbox.StatusReady && sess.Self.Pane != "" {
+		// Without it the mailman rings as it always did; a status never
+		// fails for it.
+		prompt, _ = r.InputLine(ctx, sess.Self.Pane)
+	}
+	return s.lockError(st.SetStatusFrom(ctx, sess.Self.Name, status, sess.Self.Pane, client, session, prompt))
+}
+
+// lineReader is a Term that can read the line of a pane its cursor is on.
+type lineReader interface {
+	InputLine(ctx context.Context, pane string) (string, error)
 }
 
 // Recipient is one entry of the recipients list.

@@ -358,9 +358,42 @@ func TestCursorHardLink(t *testing.T) {
 	want := "ignoring the read cursor of " + s.MailboxPath("bob") + ": " + path + " has 2 hard links, so writing it would change another file too; remove it"
 	wantDeliveredWarned(t, s, w, "bob", ms, want)
 	wantUnchanged(t, s.MailboxPath("alice"), alice)
+	// alice's mailbox has another name now, so it is refused too, until
+	// the link is gone.
+	if _, err := s.Receive(context.Background(), "alice", nil); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
+		t.Errorf("Receive(alice) with a second name = %v, want refused", err)
+	}
+	wantUnchanged(t, s.MailboxPath("alice"), alice)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
 	if got := mustReceive(t, s, "alice"); got.Message != "for alice" {
 		t.Errorf("alice received %+v", *got)
 	}
+}
+
+// TestMailboxHardLink: a mailbox hard-linked to a file out of .agentmail
+// is refused by send and receive, and the file stays as it was.
+func TestMailboxHardLink(t *testing.T) {
+	s, _ := newStore(t)
+	outside := filepath.Join(t.TempDir(), "outside.jsonl")
+	planted := []byte(`{"id":"x1","from":"mallory","to":"bob","message":"planted","read_flag":false}` + "\n")
+	if err := os.WriteFile(outside, planted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, s.MailboxPath("bob")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(context.Background(), "alice", "bob", "through the link"); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
+		t.Errorf("Append = %v, want refused", err)
+	}
+	if _, err := s.Receive(context.Background(), "bob", nil); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
+		t.Errorf("Receive = %v, want refused", err)
+	}
+	wantUnchanged(t, outside, string(planted))
 }
 
 // wantNotDir checks that err is a *NotDirError for path that says what it

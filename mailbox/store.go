@@ -115,6 +115,12 @@ func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.F
 			f.Close()
 			return nil, nil, err
 		}
+		if n := links(fi); n > 1 {
+			// Another name of the same file, inside .agentmail or out of
+			// it, would be read and written through this one.
+			f.Close()
+			return nil, nil, fmt.Errorf("%s has %d hard links, so writing it would change another file too; remove it", path, n)
+		}
 		pi, err := os.Lstat(path)
 		if err == nil && os.SameFile(fi, pi) {
 			return f, fi, nil

@@ -37,15 +37,20 @@ func runInbox(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	return printView(e, *asJSON, in, tools.InboxText(in))
+}
+
+// printView prints a view: v as one JSON object with asJSON, its text
+// otherwise, with control characters made visible on a terminal.
+func printView(e *env, asJSON bool, v any, text string) error {
+	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
-		return enc.Encode(in)
+		return enc.Encode(v)
 	}
-	text := tools.InboxText(in)
 	if isTerminal(e.stdout) {
 		text = visibleControls(text)
 	}
-	fmt.Fprint(e.stdout, text)
-	return nil
+	_, err := fmt.Fprint(e.stdout, text)
+	return err
 }

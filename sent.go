@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"agentmail/tools"
@@ -47,15 +45,5 @@ func runSent(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(v)
-	}
-	text := tools.SentViewText(v)
-	if isTerminal(e.stdout) {
-		text = visibleControls(text)
-	}
-	fmt.Fprint(e.stdout, text)
-	return nil
+	return printView(e, *asJSON, v, tools.SentViewText(v))
 }

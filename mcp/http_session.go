@@ -174,8 +174,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: only a session started by initialize has a stream to GET")
 		return
 	}
-	if _, events := accepts(r.Header.Values("Accept")); !events {
-		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: text/event-stream\"")
+	if !acceptsEvents(w, r) {
 		return
 	}
 	if _, ok := h.sessionVersion(session); !ok {

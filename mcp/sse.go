@@ -36,6 +36,16 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w), broken: make(chan struct{})}
 }
 
+// acceptsEvents reports whether the request takes an event stream, and
+// answers it when it does not.
+func acceptsEvents(w http.ResponseWriter, r *http.Request) bool {
+	if _, events := accepts(r.Header.Values("Accept")); !events {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: text/event-stream\"")
+		return false
+	}
+	return true
+}
+
 // message writes a JSON-RPC message as a "message" event.
 func (s *sseWriter) message(v any) error {
 	b, err := jsonrpc.Marshal(v)
@@ -129,8 +139,7 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: GET the stream, then POST messages to the endpoint it names")
 		return
 	}
-	if _, events := accepts(r.Header.Values("Accept")); !events {
-		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: text/event-stream\"")
+	if !acceptsEvents(w, r) {
 		return
 	}
 	if !acquire(h.streams) {

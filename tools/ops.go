@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"agentmail/mailbox"
+	"agentmail/mailman"
 	"agentmail/tmux"
 )
 
@@ -440,12 +441,20 @@ func (s *Service) SetStatusFrom(ctx context.Context, status, client, session str
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
 	var prompt string
-	if r, ok := s.Term.(lineReader); ok && status == mailbox.StatusReady && sess.Self.Pane != "" {
+	if r, ok := s.Term.(lineReader); ok && status == mailbox.StatusReady && sess.Self.Pane != "" && mailmanRuns(st) {
+		// Only a mailman types into panes, so the line is read only while
+		// one runs: a status costs no more tmux than before otherwise.
 		// Without it the mailman rings as it always did; a status never
 		// fails for it.
 		prompt, _ = r.InputLine(ctx, sess.Self.Pane)
 	}
 	return s.lockError(st.SetStatusFrom(ctx, sess.Self.Name, status, sess.Self.Pane, client, session, prompt))
+}
+
+// mailmanRuns reports whether a mailman holds st's mailman lock.
+func mailmanRuns(st *mailbox.Store) bool {
+	pid, err := mailman.Running(mailman.PIDPath(st))
+	return err == nil && pid != 0
 }
 
 // lineReader is a Term that can read the line of a pane its cursor is on.

@@ -65,40 +65,25 @@ func (s *Service) Unannounced(ctx context.Context, wait time.Duration, remember 
 	}
 }
 
-// announce finds the unread messages not announced yet and records them.
-// The record keeps only ids still unread, so it stays small.
+// announce finds the unread messages not announced yet and records them:
+// in .agentmail when remember is set (see mailbox.Store.Announce), in seen
+// otherwise.
 func (s *Service) announce(ctx context.Context, st *mailbox.Store, name string, remember bool, seen map[string]bool) ([]mailbox.Message, error) {
 	lctx, cancel := s.lockContext(ctx)
 	defer cancel()
+	if remember {
+		fresh, err := st.Announce(lctx, name, maxAnnounce)
+		return fresh, s.lockError(err)
+	}
 	unread, err := st.Recent(lctx, name, maxAnnounce, func(m *mailbox.Message) bool { return !m.ReadFlag })
 	if err != nil {
 		return nil, s.lockError(err)
 	}
-	if remember {
-		ids, err := st.Announced(name)
-		if err != nil {
-			return nil, err
-		}
-		seen = map[string]bool{}
-		for _, id := range ids {
-			seen[id] = true
-		}
-	}
 	var fresh []mailbox.Message
-	var still []string
 	for _, m := range unread {
 		if !seen[m.ID] {
 			fresh = append(fresh, m)
-		}
-		still = append(still, m.ID)
-		seen[m.ID] = true
-	}
-	if len(fresh) == 0 {
-		return nil, nil
-	}
-	if remember {
-		if err := st.SetAnnounced(name, still); err != nil {
-			return nil, err
+			seen[m.ID] = true
 		}
 	}
 	slices.Reverse(fresh)

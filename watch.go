@@ -23,7 +23,10 @@ With --hook, for a wake hook that an assistant runs in the background
 watch --hook has announced yet, print the notice on standard error and
 exit 2; exit 0 when --timeout ends, the window goes away, outside tmux or
 on any error. Each message is announced once, so the agent is not woken
-again and again for the same mail.
+again and again for the same mail. One watch --hook waits per agent: a new
+one takes the place of the one already waiting for the same agent, which
+exits 0 at once, printing nothing (it holds the file
+.agentmail/watchers/<name>, which the new one replaces).
 
 Flags:
   --hook               the wake-hook form described above

@@ -2,8 +2,7 @@ package mailbox
 
 import (
 	"bytes"
-	"errors"
-	"io/fs"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,51 +17,73 @@ func (s *Store) announcedPath(name string) string {
 	return filepath.Join(s.Root, dirName, announcedDir, name)
 }
 
-// Announced returns the ids recorded for name by SetAnnounced; none when
-// nothing was recorded.
-func (s *Store) Announced(name string) ([]string, error) {
+// Announce returns the unread messages of name's mailbox that no Announce
+// has returned before, oldest first, looking at the newest most unread
+// ones only, and records them as announced. The record keeps only ids still unread,
+// so it stays small.
+//
+// It reads the mailbox, checks the record and writes it while holding an
+// exclusive lock on the record, so each message is returned once however
+// many processes announce at the same time. The record is replaced whole
+// (written, synced and renamed into place), so a crash leaves the old list
+// or the new one; a locker that waited on a replaced record locks the new
+// one (see openLocked). Waiting for the lock ends with ctx's error, as for
+// a mailbox.
+func (s *Store) Announce(ctx context.Context, name string, most int) (_ []Message, err error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	f, fi, err := OpenRegular(s.announcedPath(name), os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	dir := filepath.Join(s.Root, dirName, announcedDir)
+	if err := realDir(filepath.Join(s.Root, dirName), true); err != nil {
+		return nil, err
 	}
+	if err := realDir(dir, true); err != nil {
+		return nil, err
+	}
+	path := s.announcedPath(name)
+	f, fi, err := openLockedContext(ctx, path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
 	data, err := readAll(f, fi)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
+	seen := map[string]bool{}
 	for line := range bytes.Lines(data) {
 		if id := string(bytes.TrimSpace(line)); id != "" {
-			ids = append(ids, id)
+			seen[id] = true
 		}
 	}
-	return ids, nil
-}
-
-// SetAnnounced records ids as announced for name, replacing what was
-// recorded; the file is replaced whole, so a reader sees the old list or
-// the new one.
-func (s *Store) SetAnnounced(name string, ids []string) error {
-	if err := ValidName(name); err != nil {
-		return err
+	unread, err := s.Recent(ctx, name, most, func(m *Message) bool { return !m.ReadFlag })
+	if err != nil {
+		return nil, err
 	}
-	dir := filepath.Join(s.Root, dirName, announcedDir)
-	if err := realDir(filepath.Join(s.Root, dirName), true); err != nil {
-		return err
+	var fresh []Message
+	var still []string
+	for _, m := range unread {
+		if !seen[m.ID] {
+			fresh = append(fresh, m)
+			seen[m.ID] = true
+		}
+		still = append(still, m.ID)
 	}
-	if err := realDir(dir, true); err != nil {
-		return err
+	if len(fresh) == 0 {
+		return nil, nil
 	}
 	var b bytes.Buffer
-	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(still))) {
 		b.WriteString(id)
 		b.WriteByte('\n')
 	}
-	return writeFileAtomic(s.announcedPath(name), b.Bytes(), nil)
+	if err := writeFileAtomic(path, b.Bytes(), fi); err != nil {
+		return nil, err
+	}
+	slices.Reverse(fresh)
+	return fresh, nil
 }

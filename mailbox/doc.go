@@ -13,6 +13,8 @@
 //	  recipients.jsonl               0600, one state entry a line
 //	  recipients.lock                0600, serialises our writers of recipients.jsonl
 //	  cursors/<name>                 0600, read cursor of a mailbox (a hint, see below)
+//	  announced/<name>               0600, ids of unread mail a wake hook announced (Announce)
+//	  watchers/<name>                0600, PID of the wake hook waiting, locked while it waits (StartWatcher)
 //
 // Each of these files is opened with OpenRegular (or its locking twin): a
 // symbolic link in its place is not followed, a named pipe or a device is

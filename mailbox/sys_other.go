@@ -19,3 +19,6 @@ func links(fs.FileInfo) uint64 { return 1 }
 
 // keepOwner does nothing: these systems have no Unix owners to keep.
 func keepOwner(*os.File, fs.FileInfo) error { return nil }
+
+// lockedByOther reports false: these systems are not asked.
+func lockedByOther(*os.File) (bool, error) { return false, nil }

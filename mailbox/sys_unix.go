@@ -46,3 +46,22 @@ func keepOwner(f *os.File, fi fs.FileInfo) error {
 	}
 	return err
 }
+
+// lockedByOther reports whether another open file holds a lock on f's
+// file, by trying a shared flock without waiting; a lock it gets is
+// dropped when f is closed. lockedfile, which takes every other lock of
+// the package, has no way to try without waiting.
+func lockedByOther(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return false, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return true, nil
+		}
+		return false, err
+	}
+}

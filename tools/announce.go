@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // first: enough for any notice, and a bound on the work of each look.
 const maxAnnounce = 1000
 
+// ErrReplaced is returned by a wake hook's Unannounced when a newer one
+// for the same agent has taken its place.
+var ErrReplaced = errors.New("another watch for this agent took its place")
+
 // Unannounced waits up to wait (forever when wait is zero) for unread mail
 // of the caller that seen has not announced yet, and returns it, oldest
 // first. seen is asked and told about ids: when remember is set, it is the
@@ -21,6 +26,11 @@ const maxAnnounce = 1000
 // processes (a wake hook), and otherwise the caller's own memory. It
 // returns nothing when the time is up, and an error when the caller's
 // window is gone or ctx ends. It takes nothing: the mail stays unread.
+//
+// With remember, it also holds the place of the one wake hook waiting for
+// the caller (mailbox.Store.StartWatcher): a later Unannounced with
+// remember for the same agent, in any process, takes that place, and this
+// one then returns ErrReplaced at once.
 func (s *Service) Unannounced(ctx context.Context, wait time.Duration, remember bool, seen map[string]bool) ([]mailbox.Message, error) {
 	sess, err := s.agent(ctx)
 	if err != nil {
@@ -36,6 +46,15 @@ func (s *Service) Unannounced(ctx context.Context, wait time.Duration, remember 
 		return nil, err
 	}
 	defer stop()
+	var replaced <-chan struct{}
+	var w *mailbox.Watcher
+	if remember {
+		if w, err = st.StartWatcher(name); err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		replaced = w.Changes()
+	}
 	var deadline <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -47,12 +66,16 @@ func (s *Service) Unannounced(ctx context.Context, wait time.Duration, remember 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		if w != nil && w.Replaced() {
+			return nil, ErrReplaced
+		}
 		fresh, err := s.announce(ctx, st, name, remember, seen)
 		if err != nil || len(fresh) > 0 {
 			return fresh, err
 		}
 		select {
 		case <-changes:
+		case <-replaced:
 		case <-tick.C:
 			if _, err := s.agent(ctx); err != nil {
 				return nil, err
@@ -65,40 +88,25 @@ func (s *Service) Unannounced(ctx context.Context, wait time.Duration, remember 
 	}
 }
 
-// announce finds the unread messages not announced yet and records them.
-// The record keeps only ids still unread, so it stays small.
+// announce finds the unread messages not announced yet and records them:
+// in .agentmail when remember is set (see mailbox.Store.Announce), in seen
+// otherwise.
 func (s *Service) announce(ctx context.Context, st *mailbox.Store, name string, remember bool, seen map[string]bool) ([]mailbox.Message, error) {
 	lctx, cancel := s.lockContext(ctx)
 	defer cancel()
+	if remember {
+		fresh, err := st.Announce(lctx, name, maxAnnounce)
+		return fresh, s.lockError(err)
+	}
 	unread, err := st.Recent(lctx, name, maxAnnounce, func(m *mailbox.Message) bool { return !m.ReadFlag })
 	if err != nil {
 		return nil, s.lockError(err)
 	}
-	if remember {
-		ids, err := st.Announced(name)
-		if err != nil {
-			return nil, err
-		}
-		seen = map[string]bool{}
-		for _, id := range ids {
-			seen[id] = true
-		}
-	}
 	var fresh []mailbox.Message
-	var still []string
 	for _, m := range unread {
 		if !seen[m.ID] {
 			fresh = append(fresh, m)
-		}
-		still = append(still, m.ID)
-		seen[m.ID] = true
-	}
-	if len(fresh) == 0 {
-		return nil, nil
-	}
-	if remember {
-		if err := st.SetAnnounced(name, still); err != nil {
-			return nil, err
+			seen[m.ID] = true
 		}
 	}
 	slices.Reverse(fresh)

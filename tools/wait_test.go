@@ -146,3 +146,49 @@ func TestReceiveWaitersExactlyOnce(t *testing.T) {
 		t.Errorf("%d messages received, want %d", len(got), messages)
 	}
 }
+
+// TestUnannouncedReplaced checks that a wake hook's wait ends with
+// ErrReplaced as soon as a newer one for the same agent starts, and that
+// the newer one announces the next message.
+func TestUnannouncedReplaced(t *testing.T) {
+	alice, bob, st := pair(t)
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		_, err := bob.Unannounced(ctx, time.Minute, true, nil)
+		first <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !st.Watching("bob") {
+		if time.Now().After(deadline) {
+			t.Fatal("the first wait never took its place")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan []mailbox.Message, 1)
+	go func() {
+		ms, err := bob.Unannounced(ctx, time.Minute, true, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		second <- ms
+	}()
+	select {
+	case err := <-first:
+		if !errors.Is(err, tools.ErrReplaced) {
+			t.Fatalf("first wait = %v, want ErrReplaced", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first wait did not end when the second started")
+	}
+	m, err := alice.Send(ctx, "bob", "after", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := <-second; len(ms) != 1 || ms[0].ID != m.ID {
+		t.Fatalf("second wait announced %v, want the message sent", ms)
+	}
+	if st.Watching("bob") {
+		t.Error("Watching after both waits ended")
+	}
+}

@@ -96,6 +96,12 @@ func (s *Service) announce(ctx context.Context, st *mailbox.Store, name string, 
 	defer cancel()
 	if remember {
 		fresh, err := st.Announce(lctx, name, maxAnnounce)
+		// A wake hook's notice is what reaches the agent: for the sender,
+		// the message is notified (a view of the delivery, which never
+		// fails the notice).
+		for _, m := range fresh {
+			st.RecordDelivery(mailbox.DeliveryEvent{ID: m.ID, To: name, State: mailbox.Notified, By: "hook"})
+		}
 		return fresh, s.lockError(err)
 	}
 	unread, err := st.Recent(lctx, name, maxAnnounce, func(m *mailbox.Message) bool { return !m.ReadFlag })

@@ -151,6 +151,7 @@ func main() {
 
 	p.benchThroughput()
 	p.benchWake(*wakeFlag)
+	p.benchNotify(20)
 	p.benchWaiters(8, 1000)
 
 	fmt.Printf("peak RSS at %d stored: CLI send %s, CLI receive %s, MCP server %s\n",

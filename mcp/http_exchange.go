@@ -23,7 +23,8 @@ type exchange struct {
 	untrack func()        // ends the registration for it
 
 	read     bool
-	done     chan struct{} // closed when nothing more is owed
+	gone     <-chan struct{} // closed when the client or the server is gone
+	done     chan struct{}   // closed when nothing more is owed
 	doneOnce sync.Once
 
 	sse     *sseWriter // the answer is an event stream (a subscription's)
@@ -38,6 +39,7 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, ps *post)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	x.gone = ctx.Done()
 	go func() {
 		select {
 		case <-h.stopping:
@@ -113,13 +115,17 @@ func (h *HTTPHandler) cancel(session string, id json.RawMessage) {
 	}
 }
 
-// Read returns the message, then io.EOF once nothing more is owed.
+// Read returns the message, then io.EOF once nothing more is owed, or
+// once the client or the server has gone.
 func (x *exchange) Read() (jsonrpc.Message, error) {
 	if !x.read {
 		x.read = true
 		return x.ps.msg, nil
 	}
-	<-x.done
+	select {
+	case <-x.done:
+	case <-x.gone:
+	}
 	return jsonrpc.Message{}, io.EOF
 }
 

@@ -237,6 +237,14 @@ func (c *Conn) finishWork(workDone <-chan struct{}) {
 // read it gets the write wait to finish; after that it is left behind.
 func (c *Conn) close() {
 	c.closed.Store(true)
+	// The calls still owed an answer will never get one out.
+	c.mu.Lock()
+	for _, cl := range c.inflight {
+		if cl.async {
+			c.settle(cl, nil)
+		}
+	}
+	c.mu.Unlock()
 	t := time.NewTimer(writeWait)
 	defer t.Stop()
 	select {
@@ -434,13 +442,20 @@ func (c *Conn) answerLater(cl *call) {
 // ErrNotReading from a line that had not started, or ErrBatchPending, may
 // the call be answered again.
 func (c *Conn) Respond(id json.RawMessage, result any, err error) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
 	c.mu.Lock()
 	cl := c.inflight[idKey(id)]
 	c.mu.Unlock()
 	if cl == nil {
 		return ErrCancelled
 	}
-	return c.answer(cl, result, err, true)
+	err = c.answer(cl, result, err, true)
+	if errors.Is(err, errAnswered) {
+		return ErrCancelled
+	}
+	return err
 }
 
 // errAnswered is answer's error for a call answered already.
@@ -459,7 +474,7 @@ func (c *Conn) answer(cl *call, result any, err error, respond bool) error {
 	if err := c.answerable(cl); err != nil {
 		return err
 	}
-	return c.send(respond, func() (any, error) {
+	err = c.send(respond, func() (any, error) {
 		if err := c.answerable(cl); err != nil {
 			return nil, err
 		}
@@ -468,6 +483,14 @@ func (c *Conn) answer(cl *call, result any, err error, respond bool) error {
 		c.settle(cl, nil)
 		return resp, nil
 	})
+	if err != nil && !errors.Is(err, ErrNotReading) {
+		// Closed, or the stream broke: no answer can ever go out, so the
+		// call is owed none.
+		c.mu.Lock()
+		c.settle(cl, nil)
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // answerable reports why cl may not be answered any more, if it may not.

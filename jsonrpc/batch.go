@@ -75,14 +75,19 @@ func (c *Conn) answerInBatch(cl *call, resp *Response, respond bool) error {
 func (c *Conn) writeBatch(b *batch, bounded bool) error {
 	c.mu.Lock()
 	ready := b.left == 0 && !b.written
-	b.written = b.written || ready
 	c.mu.Unlock()
 	if !ready {
 		return nil
 	}
+	// The array is claimed only once the write slot is taken, so that a
+	// write given up before that leaves it for the next try.
 	return c.send(bounded, func() (any, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if b.written {
+			return nil, nil
+		}
+		b.written = true
 		var out []*Response
 		for i, r := range b.answers {
 			cl := b.calls[i]

@@ -429,7 +429,7 @@ func (c *Conn) answerLater(cl *call) {
 	}
 }
 
-// Respond answers the call with this id, whose handler returned or will
+// Respond answers req, a call whose handler returned or will
 // return ErrAsync, and returns once the answer is written: a handler may
 // act on what it answered (mark a message read) only when Respond returns
 // nil.
@@ -441,14 +441,16 @@ func (c *Conn) answerLater(cl *call) {
 // the call counts as answered), or the write error. Only after
 // ErrNotReading from a line that had not started, or ErrBatchPending, may
 // the call be answered again.
-func (c *Conn) Respond(id json.RawMessage, result any, err error) error {
+func (c *Conn) Respond(req *Request, result any, err error) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
 	c.mu.Lock()
-	cl := c.inflight[idKey(id)]
+	cl := c.inflight[idKey(req.ID)]
 	c.mu.Unlock()
-	if cl == nil {
+	// The id alone is not enough: once a call is cancelled its id is free,
+	// and a new request may have taken it.
+	if cl == nil || cl.req != req {
 		return ErrCancelled
 	}
 	err = c.answer(cl, result, err, true)

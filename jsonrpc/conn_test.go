@@ -578,7 +578,7 @@ func TestServeSameStringID(t *testing.T) {
 	var conn *jsonrpc.Conn
 	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "respond" {
-			responded <- conn.Respond(json.RawMessage(`"\u0063"`), map[string]string{"by": "respond"}, nil)
+			responded <- conn.Respond(req, map[string]string{"by": "respond"}, nil)
 			return nil, jsonrpc.ErrAsync
 		}
 		return s.handle(ctx, req)
@@ -880,7 +880,7 @@ func (e *early) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Method != "early" {
 		return testHandler(ctx, req)
 	}
-	err := e.conn.Respond(req.ID, map[string]string{"from": "respond"}, nil)
+	err := e.conn.Respond(req, map[string]string{"from": "respond"}, nil)
 	e.responded <- respondReport{err, e.out.count()}
 	<-e.release
 	if err != nil {
@@ -1005,7 +1005,7 @@ func (w *waiter) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		if cause != nil {
 			result["woke"] = cause.Error()
 		}
-		err := w.conn.Respond(req.ID, result, nil)
+		err := w.conn.Respond(req, result, nil)
 		w.responded <- respondReport{err, w.out.count()}
 	}()
 	return nil, jsonrpc.ErrAsync
@@ -1138,7 +1138,8 @@ func TestAsyncAfterStopping(t *testing.T) {
 	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "late" {
 			<-stopped
-			return w.handle(ctx, &jsonrpc.Request{ID: req.ID, Method: "wait"})
+			req.Method = "wait" // Respond takes this very request
+			return w.handle(ctx, req)
 		}
 		return w.handle(ctx, req)
 	}
@@ -1309,7 +1310,7 @@ func TestNotify(t *testing.T) {
 	if err := conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
 	}
-	if err := conn.Respond(json.RawMessage("1"), nil, nil); err == nil {
+	if err := conn.Respond(&jsonrpc.Request{ID: json.RawMessage("1"), Method: "x"}, nil, nil); err == nil {
 		t.Error("Respond after Serve returned = nil, want an error")
 	}
 	if err := conn.Serve(context.Background()); err == nil {

@@ -21,7 +21,7 @@ func TestRespondAfterWriteError(t *testing.T) {
 		if req.Method == "ping" {
 			return nil, nil
 		}
-		go func() { responded <- conn.Respond(req.ID, nil, nil) }()
+		go func() { responded <- conn.Respond(req, nil, nil) }()
 		return nil, jsonrpc.ErrAsync
 	}
 	before := runtime.NumGoroutine()
@@ -41,7 +41,7 @@ func TestRespondAfterServe(t *testing.T) {
 	late := make(chan struct{})
 	var conn *jsonrpc.Conn
 	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		go func() { <-late; responded <- conn.Respond(req.ID, nil, nil) }()
+		go func() { <-late; responded <- conn.Respond(req, nil, nil) }()
 		return nil, jsonrpc.ErrAsync
 	}
 	before := runtime.NumGoroutine()
@@ -67,7 +67,7 @@ func TestRespondAnsweredInBatch(t *testing.T) {
 	var conn *jsonrpc.Conn
 	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "wait" {
-			go func() { <-s.started; responded <- conn.Respond(req.ID, nil, nil) }()
+			go func() { <-s.started; responded <- conn.Respond(req, nil, nil) }()
 			return nil, jsonrpc.ErrAsync
 		}
 		s.started <- "x"
@@ -81,4 +81,36 @@ func TestRespondAnsweredInBatch(t *testing.T) {
 	t.Logf("Respond = %v; is ErrCancelled %v", err, errors.Is(err, jsonrpc.ErrCancelled))
 	close(s.release)
 	t.Logf("%q", p.finish())
+}
+
+// A call cancelled while it waits frees its id for a new request; the
+// cancelled call's late Respond must not answer the new one.
+func TestRespondAfterIDReused(t *testing.T) {
+	pre := newPreempter()
+	waiting := make(chan *jsonrpc.Request, 1)
+	var conn *jsonrpc.Conn
+	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "wait" {
+			waiting <- req
+			return nil, jsonrpc.ErrAsync
+		}
+		return map[string]string{"from": "new"}, nil
+	}
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: pre.preempt})
+	pre.conn, conn = p.conn, p.conn
+	p.send(call("1", "wait"))
+	old := recv(t, waiting, "the waiting call")
+	p.send(cancelLine("1"))
+	if !recv(t, pre.found, "the cancel") {
+		t.Fatal("the cancel did not find the waiting call")
+	}
+	p.send(call("1", "again"), markLine)
+	recv(t, pre.marks, "the new call read")
+	if err := conn.Respond(old, map[string]string{"from": "old"}, nil); !errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Errorf("the cancelled call's Respond = %v, want ErrCancelled", err)
+	}
+	lines := p.finish()
+	if len(lines) != 1 || !strings.Contains(lines[0], `"from":"new"`) {
+		t.Errorf("answers %q, want the new call's only", lines)
+	}
 }

@@ -27,8 +27,13 @@ type exchange struct {
 	done     chan struct{}   // closed when nothing more is owed
 	doneOnce sync.Once
 
+	// mu guards started and closed, and is held while a message is
+	// written: nothing may touch the ResponseWriter once the handler has
+	// returned.
+	mu      sync.Mutex
 	sse     *sseWriter // the answer is an event stream (a subscription's)
 	started bool       // the answer's status is written
+	closed  bool       // the handler is returning: nothing more is written
 }
 
 // exchange serves one POSTed message and writes what the server says.
@@ -64,7 +69,13 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, ps *post)
 	if err := h.srv.serve(WithAgent(ctx, h.agent(r.Header)), c, started); err != nil && ctx.Err() == nil {
 		h.opt.Logf("http: %v", err)
 	}
-	if !x.started {
+	// A write still going on (to a client that does not read) ends within
+	// writeWait; after it nothing more is written.
+	x.mu.Lock()
+	x.closed = true
+	accepted := !x.started
+	x.mu.Unlock()
+	if accepted {
 		// A notification, a response, or a request cancelled before it
 		// was answered: accepted, with nothing to say.
 		w.WriteHeader(http.StatusAccepted)
@@ -138,6 +149,11 @@ func (x *exchange) finish() { x.doneOnce.Do(func() { close(x.done) }) }
 func (x *exchange) Write(v any) error {
 	if _, ok := v.(*jsonrpc.Notification); !ok {
 		defer x.finish()
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return errNoStream
 	}
 	if !x.started {
 		x.start(v)

@@ -149,6 +149,8 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 	defer release(h.streams)
 	c := &sseConn{out: startSSE(w), in: make(chan jsonrpc.Message), end: make(chan struct{})}
 	defer close(c.end)
+	// Nothing is written to the stream once its handler has returned.
+	defer c.out.end()
 	id := rand.Text()
 	h.mu.Lock()
 	h.sseConns[id] = c

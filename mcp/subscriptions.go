@@ -215,5 +215,5 @@ func (ss *session) stream(ctx context.Context, r *request, w *inboxWatch, meta m
 	}
 	end := ss.srv.complete()
 	end.Meta[MetaSubscriptionID] = r.ID
-	ss.conn.Respond(r.ID, end, nil)
+	ss.conn.Respond(r.Request, end, nil)
 }

@@ -175,7 +175,7 @@ func receive(ctx context.Context, tc *toolCall, a *receiveArgs) (string, any, er
 		if errors.Is(err, jsonrpc.ErrAsync) {
 			return
 		}
-		err = tc.ss.conn.Respond(tc.req.ID, tc.result(txt, structured, err), nil)
+		err = tc.ss.conn.Respond(tc.req.Request, tc.result(txt, structured, err), nil)
 		if err != nil && !errors.Is(err, jsonrpc.ErrCancelled) && !errors.Is(err, jsonrpc.ErrClosed) {
 			tc.ss.srv.logf("receive: %v", err)
 		}
@@ -191,7 +191,7 @@ func receive(ctx context.Context, tc *toolCall, a *receiveArgs) (string, any, er
 func (tc *toolCall) receive(ctx context.Context, wait time.Duration) (string, any, error) {
 	var answered bool
 	m, err := tc.svc.Receive(ctx, wait, func(m *mailbox.Message) error {
-		err := tc.ss.conn.Respond(tc.req.ID, tc.result(tools.ReceivedText(m), received(m), nil), nil)
+		err := tc.ss.conn.Respond(tc.req.Request, tc.result(tools.ReceivedText(m), received(m), nil), nil)
 		if err != nil {
 			return fmt.Errorf("%w; the message stays unread", err)
 		}

@@ -99,6 +99,7 @@ type Conn struct {
 	mu       sync.Mutex
 	inflight map[string]*call
 	stopped  bool           // reading has stopped
+	stopping chan struct{}  // closed when reading stops
 	owed     sync.WaitGroup // calls whose handlers returned ErrAsync, not yet answered
 
 	slot   chan struct{} // held while a message is written
@@ -151,7 +152,7 @@ type unit struct {
 // NewConn returns a Conn that reads messages from st, passes them to h and
 // writes answers to st.
 func NewConn(st Stream, h Handler, opt Options) *Conn {
-	return &Conn{st: st, h: h, opt: opt, inflight: make(map[string]*call), slot: make(chan struct{}, 1)}
+	return &Conn{st: st, h: h, opt: opt, inflight: make(map[string]*call), slot: make(chan struct{}, 1), stopping: make(chan struct{})}
 }
 
 // Serve reads until the stream ends or ctx is done, and may be called once.
@@ -174,6 +175,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	}
 	hctx, halt := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer halt(ErrClosed)
+	hctx = context.WithValue(hctx, stoppingKey{}, c.stopping)
 
 	queue := make(chan unit, queueLen)
 	stop := make(chan struct{})
@@ -202,12 +204,26 @@ func (c *Conn) Serve(ctx context.Context) error {
 	return err
 }
 
+// stoppingKey is the context key of the channel Stopping returns.
+type stoppingKey struct{}
+
+// Stopping returns a channel closed when the connection that passed ctx
+// to a handler stops reading: a handler that waits on its own goroutine
+// (one answering through Respond) has its context cancelled with
+// ErrStopping then, while one that waits on the worker, as inside a batch,
+// watches this. nil (never closed) for a context of no connection.
+func Stopping(ctx context.Context) <-chan struct{} {
+	c, _ := ctx.Value(stoppingKey{}).(chan struct{})
+	return c
+}
+
 // stopReading tells the calls still owed an answer through Respond to
 // answer now.
 func (c *Conn) stopReading() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
+	close(c.stopping)
 	for _, cl := range c.inflight {
 		if cl.async {
 			cl.cancel(ErrStopping)

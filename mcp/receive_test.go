@@ -222,3 +222,22 @@ func TestReceiveInBatch(t *testing.T) {
 		})
 	}
 }
+
+// A receive that waits inside a 2025-03-26 batch, holding the batch up,
+// ends with "No unread messages" when the input ends, as a wait on its own
+// does, rather than waiting out the grace period unanswered.
+func TestReceiveWaitInBatchEndsWithInput(t *testing.T) {
+	svc, store := mailForAlice(t)
+	if _, err := store.Receive(context.Background(), "alice", func(*mailbox.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	const init2503 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
+	const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":30}}}]` + "\n"
+	var out bytes.Buffer
+	if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(init2503+batch), &out, svc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"id":1,"result":{"content":[{"type":"text","text":"No unread messages"}]`) {
+		t.Errorf("the waiting receive was not answered:\n%s", out.String())
+	}
+}

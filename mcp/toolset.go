@@ -167,8 +167,22 @@ func receive(ctx context.Context, tc *toolCall, a *receiveArgs) (string, any, er
 	if err != nil {
 		return "", nil, err
 	}
-	if wait == 0 || tc.req.Batch {
+	if wait == 0 {
 		return tc.receive(ctx, wait)
+	}
+	if tc.req.Batch {
+		// A wait that holds up its batch ends, taking nothing, when the
+		// connection stops reading, as one on its own does.
+		wctx, stop := context.WithCancelCause(ctx)
+		defer stop(nil)
+		go func() {
+			select {
+			case <-jsonrpc.Stopping(ctx):
+				stop(jsonrpc.ErrStopping)
+			case <-wctx.Done():
+			}
+		}()
+		return tc.receive(wctx, wait)
 	}
 	go func() {
 		txt, structured, err := tc.receive(ctx, wait)

@@ -22,7 +22,9 @@
 // *NotRegularError that names it, so nothing is ever read or written through
 // it. Each file in .agentmail must also have no other hard link (OpenOwn),
 // or it is refused with a *HardLinkError: another name of the same file,
-// in .agentmail or out of it, would be written through this one. The mailboxes and cursors directories must be directories
+// in .agentmail or out of it, would be written through this one. Mailboxes
+// lists neither kind of mailbox, so views of every mailbox, cleanup and
+// the mailman pass it by. The mailboxes and cursors directories must be directories
 // themselves, not symbolic links: each operation checks with os.Lstat
 // before it opens, creates, renames, removes or lists anything in one, and
 // refuses a mailboxes directory that is not one with a *NotDirError, while

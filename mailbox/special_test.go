@@ -400,8 +400,9 @@ func linkOut(t *testing.T, path string) (unchanged func()) {
 
 // TestMailboxHardLink: a mailbox that is another name of a file out of
 // .agentmail, or of another agent's mailbox, is refused by every operation
-// on it, at once, with an error that names it. The file, which holds an
-// unread message for bob, stays byte for byte as it was.
+// on it, at once, with an error that names it; the views of every mailbox
+// and cleanup pass it by, as they pass a symbolic link by. The file, which
+// holds an unread message for bob, stays byte for byte as it was.
 func TestMailboxHardLink(t *testing.T) {
 	planted := `{"id":"x1","from":"mallory","to":"bob","message":"planted","read_flag":false}` + "\n"
 	for _, tc := range []struct {
@@ -457,6 +458,16 @@ func TestMailboxHardLink(t *testing.T) {
 				err := s.Messages(ctx, "bob", func(*Message) bool { return true })
 				wantHardLink(t, "Messages", err, path)
 			})
+			if names, err := s.Mailboxes(); err != nil || !reflect.DeepEqual(names, []string{"alice"}) {
+				t.Errorf("Mailboxes = %q, %v; want only alice, without the linked ones", names, err)
+			}
+			for _, dry := range []bool{true, false} {
+				rep, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Nanosecond, DryRun: dry})
+				if err != nil || rep.Mailboxes != 0 || rep.Messages != 0 {
+					t.Errorf("Cleanup (dry run %v) = %+v, %v; want the linked mailbox passed by", dry, rep, err)
+				}
+			}
+
 			wantUnchanged(t, target, planted)
 			wantUnchanged(t, s.MailboxPath("alice"), alice)
 			if fi, err := os.Lstat(path); err != nil || links(fi) != 2 {

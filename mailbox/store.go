@@ -580,7 +580,11 @@ func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (boo
 }
 
 // Mailboxes lists, sorted, the names that have a mailbox file. Files that
-// are not "<valid name>.jsonl" are left out.
+// are not "<valid name>.jsonl" are left out, and so are those that no
+// operation would open: a symbolic link, a named pipe or anything else
+// that is not a regular file, and a file with another hard link. A view of
+// every mailbox, cleanup and the mailman pass them by; only the agent whose
+// mailbox it is meets the error that names it.
 func (s *Store) Mailboxes() ([]string, error) {
 	err := realDir(s.MailboxDir(), false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -601,6 +605,9 @@ func (s *Store) Mailboxes() ([]string, error) {
 		name, ok := strings.CutSuffix(e.Name(), mailboxExt)
 		if !ok || !e.Type().IsRegular() || ValidName(name) != nil {
 			continue
+		}
+		if fi, err := e.Info(); err != nil || links(fi) > 1 {
+			continue // removed meanwhile, or another name of some file
 		}
 		names = append(names, name)
 	}

@@ -143,6 +143,7 @@ type permAudit struct {
 	locked  bool // not readable or writable by this user: chmod
 	foreign bool // owned by another user: chown
 	odd     bool // neither a directory nor a regular file: remove
+	linked  bool // a file with another hard link: remove
 }
 
 // look checks one file or directory, named rel in the report.
@@ -159,6 +160,12 @@ func (a *permAudit) look(rel string, fi fs.FileInfo) {
 	case !mode.IsRegular():
 		a.odd = true
 		a.issues = append(a.issues, rel+" is not a regular file")
+		return
+	case hardLinks(fi) > 1:
+		// agentmail refuses it as it refuses a symbolic link: writing it
+		// would write the file's other name too.
+		a.linked = true
+		a.issues = append(a.issues, fmt.Sprintf("%s has %d hard links", rel, hardLinks(fi)))
 		return
 	}
 	if uid, mine := ownedByMe(fi); !mine {
@@ -218,6 +225,9 @@ func (a *permAudit) fix(dir string) string {
 	}
 	if a.odd {
 		fixes = append(fixes, "remove what is not a directory or a regular file")
+	}
+	if a.linked {
+		fixes = append(fixes, "remove the files with other hard links")
 	}
 	return strings.Join(fixes, "; ")
 }

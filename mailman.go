@@ -258,7 +258,7 @@ func spawnMailman(e *env, st *mailbox.Store, enterDelay time.Duration) error {
 		return fmt.Errorf("finding this program to start the daemon: %w", err)
 	}
 	logPath := filepath.Join(st.Dir(), mailman.LogFileName)
-	logFile, _, err := mailbox.OpenRegular(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logFile, _, err := mailbox.OpenOwn(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (l *daemonLog) Write(p []byte) (int, error) {
 		}
 	}
 	if was, werr := l.f.Stat(); err != nil || werr != nil || !os.SameFile(was, now) {
-		if f, _, err := mailbox.OpenRegular(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		if f, _, err := mailbox.OpenOwn(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
 			if l.f != os.Stdout {
 				l.f.Close()
 			}

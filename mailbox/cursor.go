@@ -81,14 +81,10 @@ func (s *Store) openCursor(name string, write bool) *cursorFile {
 	if write {
 		flag = os.O_RDWR
 	}
-	open := OpenRegular
-	if write {
-		open = OpenOwn
-	}
 	cf := &cursorFile{s: s, name: name, size: -1}
 	err := realDir(s.cursorDir(), false)
 	if err == nil {
-		cf.f, _, err = open(s.cursorPath(name), flag, 0)
+		cf.f, _, err = OpenOwn(s.cursorPath(name), flag, 0)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		cf.err = err

@@ -69,9 +69,10 @@ func (s *Store) RecordDelivery(ev DeliveryEvent) error {
 
 // Deliveries returns what the record says of each message, by id: the
 // first notice and the first read of each. Lines it cannot parse are
-// skipped.
+// skipped. A record that is not a regular file, or has another hard link,
+// is refused as RecordDelivery refuses it.
 func (s *Store) Deliveries() (map[string]Delivery, error) {
-	f, _, err := OpenRegular(filepath.Join(s.Root, dirName, deliveryFile), os.O_RDONLY, 0)
+	f, _, err := OpenOwn(filepath.Join(s.Root, dirName, deliveryFile), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Delivery{}, nil
 	}

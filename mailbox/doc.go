@@ -20,8 +20,11 @@
 // symbolic link in its place is not followed, a named pipe or a device is
 // not waited on (unless another process holds a lock on it), and anything that is not a regular file is refused with a
 // *NotRegularError that names it, so nothing is ever read or written through
-// it. A cursor, which is overwritten in place, must also have no other hard
-// link (OpenOwn). The mailboxes and cursors directories must be directories
+// it. Each file in .agentmail must also have no other hard link (OpenOwn),
+// or it is refused with a *HardLinkError: another name of the same file,
+// in .agentmail or out of it, would be written through this one. Mailboxes
+// lists neither kind of mailbox, so views of every mailbox, cleanup and
+// the mailman pass it by. The mailboxes and cursors directories must be directories
 // themselves, not symbolic links: each operation checks with os.Lstat
 // before it opens, creates, renames, removes or lists anything in one, and
 // refuses a mailboxes directory that is not one with a *NotDirError, while

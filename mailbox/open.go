@@ -30,6 +30,29 @@ type NotDirError struct {
 
 func (e *NotDirError) Error() string { return notA(e.Path, e.Mode, "a directory") }
 
+// HardLinkError reports a file of agentmail's inside .agentmail that has
+// another hard link: a second name, in .agentmail or out of it, for the
+// same file. Writing it would change that other file too, and reading it
+// would read whatever was put there under the other name, so agentmail
+// does neither, as for a symbolic link.
+type HardLinkError struct {
+	Path  string
+	Links uint64 // the file's link count, more than one
+}
+
+func (e *HardLinkError) Error() string {
+	return fmt.Sprintf("%s has %d hard links, so writing it would change another file too; remove it", e.Path, e.Links)
+}
+
+// oneLink returns a *HardLinkError for path when fi, the file opened from
+// path, has more than one hard link.
+func oneLink(fi fs.FileInfo, path string) error {
+	if n := links(fi); n > 1 {
+		return &HardLinkError{Path: path, Links: n}
+	}
+	return nil
+}
+
 // notA says that path, of the given type bits, is not what it should be.
 func notA(path string, mode fs.FileMode, want string) string {
 	what := describe(mode)
@@ -106,17 +129,19 @@ func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo
 	return f, fi, nil
 }
 
-// OpenOwn is OpenRegular for a file that agentmail overwrites in place (a
-// read cursor, the mailman's PID file): the file must also have no other
-// hard link, since writing it would change whatever else the link names.
+// OpenOwn is OpenRegular for a file of agentmail's inside .agentmail (a
+// read cursor, the delivery record, the mailman's PID file and log),
+// whether it is to be written or only read: the file must also have no
+// other hard link, or it is refused with a *HardLinkError, since writing
+// it would change whatever else the link names.
 func OpenOwn(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
 	f, fi, err := OpenRegular(path, flag, perm)
 	if err != nil {
 		return nil, nil, err
 	}
-	if n := links(fi); n > 1 {
+	if err := oneLink(fi, path); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s has %d hard links, so writing it would change another file too; remove it", path, n)
+		return nil, nil, err
 	}
 	return f, fi, nil
 }

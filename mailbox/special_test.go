@@ -360,9 +360,8 @@ func TestCursorHardLink(t *testing.T) {
 	wantUnchanged(t, s.MailboxPath("alice"), alice)
 	// alice's mailbox has another name now, so it is refused too, until
 	// the link is gone.
-	if _, err := s.Receive(context.Background(), "alice", nil); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
-		t.Errorf("Receive(alice) with a second name = %v, want refused", err)
-	}
+	_, err := s.Receive(context.Background(), "alice", nil)
+	wantHardLink(t, "Receive(alice) with a second name", err, s.MailboxPath("alice"))
 	wantUnchanged(t, s.MailboxPath("alice"), alice)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -372,28 +371,187 @@ func TestCursorHardLink(t *testing.T) {
 	}
 }
 
-// TestMailboxHardLink: a mailbox hard-linked to a file out of .agentmail
-// is refused by send and receive, and the file stays as it was.
+// wantHardLink checks that err is a *HardLinkError for path, a file with
+// two names, that says so.
+func wantHardLink(t *testing.T, op string, err error, path string) {
+	t.Helper()
+	var hl *HardLinkError
+	wantRefused(t, op, err, errors.As(err, &hl) && hl.Path == path && hl.Links == 2,
+		path+" has 2 hard links, so writing it would change another file too; remove it")
+}
+
+// linkOut gives the file at path a second name out of the store's root,
+// and returns a check that the file still holds, byte for byte, what it
+// holds now.
+func linkOut(t *testing.T, path string) (unchanged func()) {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.Link(path, outside); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, outside)
+	return func() {
+		t.Helper()
+		if after := readFile(t, outside); after != before {
+			t.Errorf("%s changed: %q; want %q", outside, after, before)
+		}
+	}
+}
+
+// TestMailboxHardLink: a mailbox that is another name of a file out of
+// .agentmail, or of another agent's mailbox, is refused by every operation
+// on it, at once, with an error that names it; the views of every mailbox
+// and cleanup pass it by, as they pass a symbolic link by. The file, which
+// holds an unread message for bob, stays byte for byte as it was.
 func TestMailboxHardLink(t *testing.T) {
-	s, _ := newStore(t)
-	outside := filepath.Join(t.TempDir(), "outside.jsonl")
-	planted := []byte(`{"id":"x1","from":"mallory","to":"bob","message":"planted","read_flag":false}` + "\n")
-	if err := os.WriteFile(outside, planted, 0o600); err != nil {
-		t.Fatal(err)
+	planted := `{"id":"x1","from":"mallory","to":"bob","message":"planted","read_flag":false}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T, s *Store) string
+	}{
+		{"outside", func(t *testing.T, s *Store) string {
+			path := filepath.Join(t.TempDir(), "outside.jsonl")
+			if err := os.WriteFile(path, []byte(planted), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}},
+		{"mailbox", func(t *testing.T, s *Store) string {
+			return writeMailbox(t, s, "carol", planted)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, w := newStore(t)
+			ctx := context.Background()
+			mustAppend(t, s, "bob", "alice", "for alice")
+			alice := readFile(t, s.MailboxPath("alice"))
+			target := tc.target(t, s)
+			path := s.MailboxPath("bob")
+			if err := os.Link(target, path); err != nil {
+				t.Fatal(err)
+			}
+
+			within(t, "Append", func() {
+				_, err := s.Append(ctx, "alice", "bob", "through the link")
+				wantHardLink(t, "Append", err, path)
+			})
+			within(t, "Receive", func() {
+				m, err := s.Receive(ctx, "bob", nil)
+				if m != nil {
+					t.Errorf("Receive = %+v", *m)
+				}
+				wantHardLink(t, "Receive", err, path)
+			})
+			within(t, "Unread", func() {
+				_, err := s.Unread(ctx, "bob")
+				wantHardLink(t, "Unread", err, path)
+			})
+			within(t, "HasUnread", func() {
+				_, err := s.HasUnread(ctx, "bob")
+				wantHardLink(t, "HasUnread", err, path)
+			})
+			within(t, "Recent", func() {
+				_, err := s.Recent(ctx, "bob", 10, nil)
+				wantHardLink(t, "Recent", err, path)
+			})
+			within(t, "Messages", func() {
+				err := s.Messages(ctx, "bob", func(*Message) bool { return true })
+				wantHardLink(t, "Messages", err, path)
+			})
+			if names, err := s.Mailboxes(); err != nil || !reflect.DeepEqual(names, []string{"alice"}) {
+				t.Errorf("Mailboxes = %q, %v; want only alice, without the linked ones", names, err)
+			}
+			for _, dry := range []bool{true, false} {
+				rep, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Nanosecond, DryRun: dry})
+				if err != nil || rep.Mailboxes != 0 || rep.Messages != 0 {
+					t.Errorf("Cleanup (dry run %v) = %+v, %v; want the linked mailbox passed by", dry, rep, err)
+				}
+			}
+
+			wantUnchanged(t, target, planted)
+			wantUnchanged(t, s.MailboxPath("alice"), alice)
+			if fi, err := os.Lstat(path); err != nil || links(fi) != 2 {
+				t.Errorf("bob's mailbox is now %v, %v; want the link left alone", fi, err)
+			}
+			if _, err := os.Stat(s.cursorPath("bob")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a cursor was written for bob: %v", err)
+			}
+			wantNoWarnings(t, w)
+		})
 	}
-	if err := os.MkdirAll(s.MailboxDir(), 0o700); err != nil {
-		t.Fatal(err)
+}
+
+// TestStatesHardLink: recipients.jsonl or recipients.lock with a second
+// name out of .agentmail makes state reads and writes and cleanup fail at
+// once with an error that names it, and the file is not written.
+func TestStatesHardLink(t *testing.T) {
+	for _, file := range []string{statesFile, statesLockFile} {
+		t.Run(file, func(t *testing.T) {
+			s, _ := newStore(t)
+			ctx := context.Background()
+			if err := s.SetStatus(ctx, "alice", StatusReady, ""); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(s.Dir(), file)
+			unchanged := linkOut(t, path)
+
+			within(t, "SetStatus", func() {
+				wantHardLink(t, "SetStatus", s.SetStatus(ctx, "bob", StatusWork, ""), path)
+			})
+			within(t, "Cleanup", func() {
+				_, err := s.Cleanup(CleanupOptions{StaleAfter: time.Hour, DeliveredAfter: time.Hour})
+				wantHardLink(t, "Cleanup", err, path)
+			})
+			if file == statesFile {
+				within(t, "States", func() {
+					_, err := s.States(ctx)
+					wantHardLink(t, "States", err, path)
+				})
+			}
+			unchanged()
+		})
 	}
-	if err := os.Link(outside, s.MailboxPath("bob")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(context.Background(), "alice", "bob", "through the link"); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
-		t.Errorf("Append = %v, want refused", err)
-	}
-	if _, err := s.Receive(context.Background(), "bob", nil); err == nil || !strings.Contains(err.Error(), "has 2 hard links") {
-		t.Errorf("Receive = %v, want refused", err)
-	}
-	wantUnchanged(t, outside, string(planted))
+}
+
+// TestRecordsHardLink: the record of announced mail and the delivery
+// record, each with a second name out of .agentmail, are neither read nor
+// written nor replaced.
+func TestRecordsHardLink(t *testing.T) {
+	ctx := context.Background()
+	t.Run("announced", func(t *testing.T) {
+		s, _ := newStore(t)
+		mustAppend(t, s, "alice", "bob", "one")
+		if got, err := s.Announce(ctx, "bob", 10); err != nil || len(got) != 1 {
+			t.Fatalf("Announce = %v, %v; want one message", got, err)
+		}
+		path := s.announcedPath("bob")
+		unchanged := linkOut(t, path)
+		mustAppend(t, s, "alice", "bob", "two")
+		got, err := s.Announce(ctx, "bob", 10)
+		if got != nil {
+			t.Errorf("Announce = %v", got)
+		}
+		wantHardLink(t, "Announce", err, path)
+		unchanged()
+		if fi, err := os.Lstat(path); err != nil || links(fi) != 2 {
+			t.Errorf("the record is now %v, %v; want the link left alone", fi, err)
+		}
+	})
+	t.Run("delivery", func(t *testing.T) {
+		s, _ := newStore(t)
+		if err := s.RecordDelivery(DeliveryEvent{ID: "x1", To: "bob", State: Notified, By: "hook"}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(s.Dir(), deliveryFile)
+		unchanged := linkOut(t, path)
+		wantHardLink(t, "RecordDelivery", s.RecordDelivery(DeliveryEvent{ID: "x1", To: "bob", State: Read}), path)
+		ds, err := s.Deliveries()
+		if ds != nil {
+			t.Errorf("Deliveries = %v", ds)
+		}
+		wantHardLink(t, "Deliveries", err, path)
+		unchanged()
+	})
 }
 
 // wantNotDir checks that err is a *NotDirError for path that says what it

@@ -96,8 +96,8 @@ func (s *Store) cursorPath(name string) string {
 	return filepath.Join(s.cursorDir(), name)
 }
 
-// openLocked opens path as OpenRegular does (only a regular file, never
-// through a symbolic link) through lockedfile, so with a lock (exclusive
+// openLocked opens path as OpenOwn does (only a regular file with no other
+// hard link, never through a symbolic link) through lockedfile, so with a lock (exclusive
 // for a write flag, shared otherwise) taken before the file is checked: a
 // lock on a named pipe or a device waits only when another process holds
 // one on it, and is dropped at once. It also makes sure that, once the lock is held, path still names the
@@ -115,11 +115,11 @@ func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.F
 			f.Close()
 			return nil, nil, err
 		}
-		if n := links(fi); n > 1 {
+		if err := oneLink(fi, path); err != nil {
 			// Another name of the same file, inside .agentmail or out of
 			// it, would be read and written through this one.
 			f.Close()
-			return nil, nil, fmt.Errorf("%s has %d hard links, so writing it would change another file too; remove it", path, n)
+			return nil, nil, err
 		}
 		pi, err := os.Lstat(path)
 		if err == nil && os.SameFile(fi, pi) {
@@ -580,7 +580,11 @@ func scanLines(f *os.File, from, size int64, fn func(line []byte, at int64) (boo
 }
 
 // Mailboxes lists, sorted, the names that have a mailbox file. Files that
-// are not "<valid name>.jsonl" are left out.
+// are not "<valid name>.jsonl" are left out, and so are those that no
+// operation would open: a symbolic link, a named pipe or anything else
+// that is not a regular file, and a file with another hard link. A view of
+// every mailbox, cleanup and the mailman pass them by; only the agent whose
+// mailbox it is meets the error that names it.
 func (s *Store) Mailboxes() ([]string, error) {
 	err := realDir(s.MailboxDir(), false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -601,6 +605,9 @@ func (s *Store) Mailboxes() ([]string, error) {
 		name, ok := strings.CutSuffix(e.Name(), mailboxExt)
 		if !ok || !e.Type().IsRegular() || ValidName(name) != nil {
 			continue
+		}
+		if fi, err := e.Info(); err != nil || links(fi) > 1 {
+			continue // removed meanwhile, or another name of some file
 		}
 		names = append(names, name)
 	}

@@ -148,11 +148,11 @@ func (l *Lock) Release() error {
 
 // Running returns the PID of the mailman that holds the lock on path, or 0
 // when none does. It never removes or writes the file, and refuses one that
-// is not a regular file as Acquire does.
+// is not a regular file, or has another hard link, as Acquire does.
 func Running(path string) (int, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
-		f, _, err := mailbox.OpenRegular(path, os.O_RDONLY, 0)
+		f, _, err := mailbox.OpenOwn(path, os.O_RDONLY, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"agentmail/mailbox"
 )
 
 // endedFile keeps the ids of the HTTP sessions that DELETE ended, in
@@ -29,7 +31,7 @@ const endedName = "http-sessions-ended"
 func (f *endedFile) Load() (map[string]time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	file, err := os.Open(f.path)
+	file, _, err := mailbox.OpenRegular(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -65,11 +67,21 @@ func (f *endedFile) rewrite(ended map[string]time.Time) error {
 	for id, t := range ended {
 		fmt.Fprintf(&b, "%d %s\n", t.Unix(), id)
 	}
-	tmp := f.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".tmp-")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, f.path)
+	_, err = tmp.WriteString(b.String())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // Add appends an id ended, until it expires.
@@ -79,7 +91,8 @@ func (f *endedFile) Add(id string, until time.Time) error {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 		return err
 	}
-	file, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// As every file of .agentmail: never written through a link.
+	file, _, err := mailbox.OpenOwn(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

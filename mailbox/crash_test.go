@@ -431,7 +431,7 @@ func tornAppend(s *Store, m Message) error {
 		return err
 	}
 	line = append(line, '\n')
-	f, fi, err := openLocked(s.MailboxPath("bob"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, fi, err := openLocked(context.Background(), s.MailboxPath("bob"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

@@ -103,9 +103,14 @@ func (s *Store) cursorPath(name string) string {
 // one on it, and is dropped at once. It also makes sure that, once the lock is held, path still names the
 // locked inode. A mailbox replaced by a rename or removed while we waited
 // for its lock is opened again, so nothing is ever written to an orphaned
-// inode and no reader trusts one.
-func openLocked(path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
+// inode and no reader trusts one. A wait whose caller gave up (ctx done)
+// does not open the path again: it would create the file anew where it
+// was removed on purpose.
+func openLocked(ctx context.Context, path string, flag int, perm fs.FileMode) (*lockedfile.File, fs.FileInfo, error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		f, err := lockedfile.OpenFile(path, flag|openFlags, perm)
 		if err != nil {
 			return nil, nil, openError(path, err)
@@ -188,7 +193,7 @@ func openLockedContext(ctx context.Context, path string, flag int, perm fs.FileM
 	}
 	ch := make(chan opened, 1)
 	go func() {
-		f, fi, err := openLocked(path, flag, perm)
+		f, fi, err := openLocked(ctx, path, flag, perm)
 		<-turn
 		ch <- opened{f, fi, err}
 	}()

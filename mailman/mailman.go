@@ -193,22 +193,21 @@ func (m *Mailman) submitted(ctx context.Context, pane string) error {
 	}
 }
 
-// recordNotified records, for the senders, that a wake reached name with
-// the unread mail it holds: each message not already recorded notified.
-// It is a view of the delivery, not the mail: a failure fails nothing.
-func (m *Mailman) recordNotified(ctx context.Context, name, by string, now time.Time) {
-	done, err := m.Store.Deliveries()
-	if err != nil {
-		return
-	}
-	unread, err := m.Store.Recent(context.WithoutCancel(ctx), name, maxRecorded, func(msg *mailbox.Message) bool {
-		return !msg.ReadFlag && done[msg.ID].NotifiedAt.IsZero()
+// recordNotified records, for the senders, that a wake reached c with
+// the unread mail it holds: the messages stored since its previous ring
+// (all unread ones for an agent never rung), which earlier rings did not
+// cover. It reads the mailbox, not the whole delivery record, so a ring
+// costs the same however long the record grows. It is a view of the
+// delivery, not the mail: a failure fails nothing.
+func (m *Mailman) recordNotified(ctx context.Context, c *candidate, now time.Time) {
+	unread, err := m.Store.Recent(context.WithoutCancel(ctx), c.name, maxRecorded, func(msg *mailbox.Message) bool {
+		return !msg.ReadFlag && msg.CreatedAt.After(c.notified)
 	})
 	if err != nil {
 		return
 	}
 	for _, msg := range unread {
-		m.Store.RecordDelivery(mailbox.DeliveryEvent{ID: msg.ID, To: name, State: mailbox.Notified, At: now, By: by})
+		m.Store.RecordDelivery(mailbox.DeliveryEvent{ID: msg.ID, To: c.name, State: mailbox.Notified, At: now, By: c.by})
 	}
 }
 
@@ -628,7 +627,7 @@ func (r *round) rang(c *candidate) {
 	} else {
 		m.logf("rang %q in pane %s", c.name, c.target)
 	}
-	m.recordNotified(r.ctx, c.name, c.by, now)
+	m.recordNotified(r.ctx, c, now)
 	r.later(now.Add(r.every))
 	if !c.stated {
 		m.tried[c.name] = try{at: now, rang: true}

@@ -316,9 +316,8 @@ const maxDiscard = 8 << 20
 // a body that does not end within maxDiscard bytes and the body wait is
 // answered with id null. The connection is closed after the answer.
 func (h *HTTPHandler) tooLarge(w http.ResponseWriter, r *http.Request, head []byte) {
-	rc := http.NewResponseController(w)
 	id := jsonrpc.ScanID(io.MultiReader(bytes.NewReader(head), io.LimitReader(r.Body, maxDiscard)))
-	rc.SetReadDeadline(time.Now())
+	closeAfter(w)
 	writeError(w, http.StatusRequestEntityTooLarge, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 		Message: "message exceeds the " + strconv.Itoa(jsonrpc.MaxFrame) + "-byte limit; split it into several smaller messages"})
 }

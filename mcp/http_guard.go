@@ -114,22 +114,27 @@ func (h *HTTPHandler) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
-// httpError answers with status and a JSON-RPC error without an id, which
-// clients that look only at the body understand too.
+// httpError answers with status and a JSON-RPC error without an id: the
+// refusal of a request whose body may not have been read, or may never
+// come. The connection is closed after the answer rather than drained,
+// and the answer is given writeWait to leave.
 func httpError(w http.ResponseWriter, status, code int, msg string) {
+	closeAfter(w)
 	writeError(w, status, nil, &jsonrpc.Error{Code: code, Message: msg})
 }
 
-// writeError answers with status and a JSON-RPC error for id. A refused
-// request's body may not have been read, or may never come: the
-// connection is closed after the answer rather than drained, and the
-// answer is given writeWait to leave.
-func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
-	body, _ := jsonrpc.Marshal(&jsonrpc.Response{ID: id, Error: e})
+// closeAfter makes the connection close once the answer is out, reading
+// nothing more from it.
+func closeAfter(w http.ResponseWriter) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now())
 	rc.SetWriteDeadline(time.Now().Add(writeWait))
 	w.Header().Set("Connection", "close")
+}
+
+// writeError answers with status and a JSON-RPC error for id.
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	body, _ := jsonrpc.Marshal(&jsonrpc.Response{ID: id, Error: e})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))

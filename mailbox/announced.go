@@ -81,7 +81,7 @@ func (s *Store) Announce(ctx context.Context, name string, most int) (_ []Messag
 		b.WriteString(id)
 		b.WriteByte('\n')
 	}
-	if err := writeFileAtomic(path, b.Bytes(), fi); err != nil {
+	if err := writeFileAtomic(path, b.Bytes(), fi, true); err != nil {
 		return nil, err
 	}
 	slices.Reverse(fresh)

@@ -315,7 +315,7 @@ func (s *Store) cleanMailbox(ctx context.Context, name string, before time.Time,
 		if err := os.Remove(path); err != nil {
 			return 0, false, err
 		}
-	} else if err := writeFileAtomic(path, kept, fi); err != nil {
+	} else if err := writeFileAtomic(path, kept, fi, true); err != nil {
 		return 0, false, err
 	}
 	// The cursor described the old file; it would be rejected anyway, but

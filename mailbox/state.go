@@ -332,5 +332,8 @@ func (s *Store) editStates(ctx context.Context, create, readOnly bool, edit func
 	if !write || readOnly {
 		return nil
 	}
-	return writeFileAtomic(path, joinStateLines(lines), fi)
+	// Statuses are refreshed as the agents work: the file is replaced
+	// whole, but not synced, so that setting a status costs no disk flush.
+	// A crash of the machine may lose the last change, never mail.
+	return writeFileAtomic(path, joinStateLines(lines), fi, false)
 }

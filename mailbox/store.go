@@ -677,14 +677,16 @@ func isTempName(name string) bool {
 	return true
 }
 
-// writeFileAtomic replaces target with data through a synced temporary file
-// in target's directory and a rename, then syncs the directory. A crash
-// leaves either the old or the new content. The new file keeps the
+// writeFileAtomic replaces target with data through a temporary file in
+// target's directory and a rename, so that a reader sees the old or the
+// new content, never part of it. With durable, for mail, the file is
+// synced before the rename and the directory after it, so that a crash of
+// the machine leaves one or the other too. The new file keeps the
 // permissions of old, the file it replaces as its caller opened it (nil
 // when there is none), and its owner and group (see keepOwner): a cleanup
 // or status change run with sudo must not lock the agents out of their own
 // files.
-func writeFileAtomic(target string, data []byte, old fs.FileInfo) (err error) {
+func writeFileAtomic(target string, data []byte, old fs.FileInfo, durable bool) (err error) {
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
@@ -705,7 +707,7 @@ func writeFileAtomic(target string, data []byte, old fs.FileInfo) (err error) {
 		}
 	}
 	_, err = tmp.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -716,6 +718,9 @@ func writeFileAtomic(target string, data []byte, old fs.FileInfo) (err error) {
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(dir)
 }

@@ -134,6 +134,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, stop := life.watch(ctx, client)
 	defer stop()
-	err = mcp.NewServer(version, logf).ServeStdio(ctx, pollable(e.stdin), e.stdout, svc)
+	err = mcp.NewServer(version, logf).ServeStdio(ctx, e.stdin, e.stdout, svc)
 	return life.exit(ctx, err)
 }

@@ -34,14 +34,12 @@ func (c *Conn) runBatch(ctx context.Context, entries []entry) {
 		}
 		switch {
 		case e.note != nil:
-			if c.opt.Preempt == nil || !c.opt.Preempt(e.note) {
-				c.invoke(ctx, e.note)
-			}
+			c.invoke(ctx, e.note)
 		case e.call != nil:
 			c.run(ctx, e.call)
 		}
 	}
-	// A batch whose requests were all cancelled while queued, or that
+	// A batch whose requests were all cancelled before they ran, or that
 	// holds none, is answered here if at all.
 	c.logDropped(c.writeBatch(b, false))
 }

@@ -23,7 +23,11 @@ import (
 // after it are not held up; one that must act only once its answer is out
 // calls Respond before it returns.
 //
-// Handlers run one at a time, never concurrently. The context of a call
+// Handlers run one at a time, on the goroutine that reads: the message
+// after a request is read only once its handler has returned, so a handler
+// that waits must answer through Respond. The exception is a request that
+// Options.Slow names, beside which notifications are handled. The context
+// of a call
 // ends when it is cancelled (Conn.Cancel), once it is answered and its
 // handler has returned, and when Serve returns. When Serve stops reading,
 // the calls still to be answered through Respond have their context
@@ -58,26 +62,23 @@ var (
 
 // Options tune a Conn. The zero value is ready to use.
 type Options struct {
-	// Preempt, when set, is offered every notification that arrives on
-	// its own line, on the reading goroutine, before it is queued; true
-	// means it was consumed there. It is for notifications that act on
-	// requests already queued or running, such as a cancellation, and
-	// must not block. Notifications inside a batch are offered when the
-	// batch runs.
-	Preempt func(req *Request) bool
-	// Batch, when set, is asked on the worker, in message order, whether
+	// Batch, when set, is asked, in message order, whether
 	// a batch may run now; without it, or when it says no, a batch is
 	// answered with one error and none of it runs.
 	Batch func() bool
+	// Slow, when set, names the requests whose handlers may take long:
+	// those that touch files or other processes, and may wait for a lock
+	// another process holds. Each runs on a goroutine of its own while
+	// the connection reads on, so that a cancellation reaches it; the
+	// request after it is handled once it has ended, so answers stay in
+	// order, but the notifications that come meanwhile are handled at
+	// once. Requests inside a batch are never slow.
+	Slow func(req *Request) bool
 	// Logf, when set, receives diagnostic lines.
 	Logf func(format string, args ...any)
 }
 
 const (
-	// queueLen is how many messages may wait for the worker before the
-	// reader stops reading: enough that a client never waits in practice,
-	// bounded so that a flood cannot claim unbounded memory.
-	queueLen = 1024
 	// grace bounds how long the requests read are still answered after
 	// reading stops.
 	grace = time.Second
@@ -91,6 +92,15 @@ type Conn struct {
 	st  Stream
 	h   Handler
 	opt Options
+
+	// busy is held while a message is handled, so that Serve can wait
+	// for the one being handled when reading stops.
+	busy sync.Mutex
+	// slow is closed when the slow request running aside ends; nil when
+	// none runs. Only the reading goroutine uses it.
+	slow chan struct{}
+	// aside counts the slow requests running, for Serve to wait for.
+	aside sync.WaitGroup
 
 	// mu guards inflight, stopped and the state of each call. A request is
 	// in flight from when it is read until its answer is committed or it
@@ -116,7 +126,7 @@ type call struct {
 	cancel context.CancelCauseFunc
 
 	// Under Conn.mu:
-	cancelled bool // Cancel reached it: run nothing more, answer nothing
+	cancelled bool // Cancel reached it: answer nothing
 	done      bool // its answer is committed, or it will never have one
 	async     bool // its handler returned ErrAsync before it was answered
 
@@ -135,15 +145,15 @@ type batch struct {
 	written bool        // the array has been claimed, under Conn.mu
 }
 
-// entry is one element of what the reader queues: an answer ready to go
-// (to an invalid message), a notification, or a call.
+// entry is one element of a message: an answer ready to go (to an invalid
+// message), a notification, or a call.
 type entry struct {
 	resp *Response
 	note *Request
 	call *call
 }
 
-// unit is what the reader queues for the worker: one message.
+// unit is one message, ready to handle.
 type unit struct {
 	entries []entry
 	batch   bool
@@ -156,11 +166,13 @@ func NewConn(st Stream, h Handler, opt Options) *Conn {
 }
 
 // Serve reads until the stream ends or ctx is done, and may be called once.
-// Requests are handled one at a time, in arrival order, by one worker,
-// while a reader keeps reading.
+// Requests are handled one at a time, in arrival order, by the goroutine
+// that reads them: the handoff to another goroutine would cost more than
+// most requests take.
 //
 // When reading stops, the calls to be answered through Respond get
-// ErrStopping, and the requests read are answered for up to a second,
+// ErrStopping, and the message being handled and the calls owed an
+// answer are waited for up to a second,
 // unless ctx was cancelled with a cause of its own (context.Cause), which
 // means the peer is gone: then nothing is waited for. Serve then cancels
 // the handlers still running and returns nil at the end of the stream,
@@ -177,12 +189,8 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer halt(ErrClosed)
 	hctx = context.WithValue(hctx, stoppingKey{}, c.stopping)
 
-	queue := make(chan unit, queueLen)
-	stop := make(chan struct{})
 	readDone := make(chan error, 1)
-	workDone := make(chan struct{})
-	go c.read(queue, stop, readDone)
-	go c.work(hctx, queue, stop, workDone)
+	go c.read(hctx, readDone)
 
 	var err error
 	select {
@@ -193,12 +201,11 @@ func (c *Conn) Serve(ctx context.Context) error {
 			err = fmt.Errorf("jsonrpc: read: %w", err)
 		}
 	case <-ctx.Done():
-		close(stop)
 		err = ctx.Err()
 	}
 	c.stopReading()
 	if ctx.Err() == nil || errors.Is(context.Cause(ctx), context.Canceled) {
-		c.finishWork(workDone)
+		c.finishWork()
 	}
 	c.close()
 	return err
@@ -210,8 +217,8 @@ type stoppingKey struct{}
 // Stopping returns a channel closed when the connection that passed ctx
 // to a handler stops reading: a handler that waits on its own goroutine
 // (one answering through Respond) has its context cancelled with
-// ErrStopping then, while one that waits on the worker, as inside a batch,
-// watches this. nil (never closed) for a context of no connection.
+// ErrStopping then, while one that waits on the reading goroutine, as
+// inside a batch, watches this. nil (never closed) for a context of no connection.
 func Stopping(ctx context.Context) <-chan struct{} {
 	c, _ := ctx.Value(stoppingKey{}).(chan struct{})
 	return c
@@ -231,12 +238,14 @@ func (c *Conn) stopReading() {
 	}
 }
 
-// finishWork waits up to the grace period for the worker and the calls
-// owed an answer.
-func (c *Conn) finishWork(workDone <-chan struct{}) {
+// finishWork waits up to the grace period for the message being handled
+// and the calls owed an answer.
+func (c *Conn) finishWork() {
 	done := make(chan struct{})
 	go func() {
-		<-workDone
+		c.busy.Lock()
+		c.busy.Unlock()
+		c.aside.Wait()
 		c.owed.Wait()
 		close(done)
 	}()
@@ -271,37 +280,70 @@ func (c *Conn) close() {
 	}
 }
 
-// read runs on the reader goroutine: it registers the requests of each
-// message and queues them for the worker.
-func (c *Conn) read(queue chan<- unit, stop <-chan struct{}, done chan<- error) {
-	defer close(queue)
+// read reads and handles messages until the stream ends or reading stops.
+func (c *Conn) read(ctx context.Context, done chan<- error) {
 	for {
 		msg, err := c.st.Read()
-		select {
-		case <-stop:
-			done <- nil
-			return
-		default:
-		}
-		if err != nil {
+		if !c.handle(ctx, msg, err) {
 			done <- err
-			return
-		}
-		u, ok := c.accept(msg)
-		if !ok {
-			continue
-		}
-		select {
-		case queue <- u:
-		case <-stop:
-			done <- nil
 			return
 		}
 	}
 }
 
-// accept turns a message into the unit the worker handles, and reports
-// false when there is nothing to do.
+// handle handles one message read, and reports false when reading is to
+// stop: at a read error, or once Serve has stopped reading.
+func (c *Conn) handle(ctx context.Context, msg Message, err error) bool {
+	if err == nil && c.slow != nil && hasCall(msg) {
+		<-c.slow // answers stay in order
+		c.slow = nil
+	}
+	c.busy.Lock()
+	defer c.busy.Unlock()
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped || err != nil || ctx.Err() != nil {
+		return false
+	}
+	u, ok := c.accept(msg)
+	switch {
+	case !ok:
+	case u.batch:
+		c.runBatch(ctx, u.entries)
+	case u.entries[0].call != nil && c.opt.Slow != nil && c.opt.Slow(u.entries[0].call.req):
+		c.runAside(ctx, u.entries[0].call)
+	default:
+		c.runEntry(ctx, u.entries[0])
+	}
+	return true
+}
+
+// hasCall reports whether msg holds a request, valid or not: one that is
+// answered, and so must wait for the answers before it.
+func hasCall(msg Message) bool {
+	for _, it := range msg.Items {
+		if it.Request == nil || it.IsCall() {
+			return true
+		}
+	}
+	return false
+}
+
+// runAside runs a slow request on a goroutine of its own.
+func (c *Conn) runAside(ctx context.Context, cl *call) {
+	done := make(chan struct{})
+	c.slow = done
+	c.aside.Add(1)
+	go func() {
+		defer c.aside.Done()
+		defer close(done)
+		c.run(ctx, cl)
+	}()
+}
+
+// accept registers the requests of a message, and reports false when
+// there is nothing to do.
 func (c *Conn) accept(msg Message) (unit, bool) {
 	u := unit{batch: msg.Batch, entries: make([]entry, 0, len(msg.Items))}
 	for _, it := range msg.Items {
@@ -312,9 +354,6 @@ func (c *Conn) accept(msg Message) (unit, bool) {
 			c.logf("jsonrpc: %s", it.Err.Message)
 			u.entries = append(u.entries, entry{resp: &Response{ID: c.freeID(it.ID), Error: it.Err}})
 		case !it.IsCall():
-			if !msg.Batch && c.opt.Preempt != nil && c.opt.Preempt(it.Request) {
-				continue
-			}
 			u.entries = append(u.entries, entry{note: it.Request})
 		default:
 			u.entries = append(u.entries, c.register(it.Request))
@@ -353,32 +392,6 @@ func (c *Conn) freeID(id json.RawMessage) json.RawMessage {
 	return id
 }
 
-// work runs on the worker goroutine and handles queued units in order
-// until the queue is closed, or is empty after stop, or ctx ends.
-func (c *Conn) work(ctx context.Context, queue <-chan unit, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	for {
-		var u unit
-		var ok bool
-		select {
-		case u, ok = <-queue:
-		case <-stop:
-			select {
-			case u, ok = <-queue:
-			default:
-			}
-		}
-		if !ok || ctx.Err() != nil {
-			return
-		}
-		if u.batch {
-			c.runBatch(ctx, u.entries)
-			continue
-		}
-		c.runEntry(ctx, u.entries[0])
-	}
-}
-
 // runEntry handles one entry: sends its ready answer, runs its
 // notification, or runs its call.
 func (c *Conn) runEntry(ctx context.Context, e entry) {
@@ -412,7 +425,7 @@ func (c *Conn) run(ctx context.Context, cl *call) {
 }
 
 // start gives a call its context just before its handler runs, and
-// reports false when it was cancelled while queued.
+// reports false when it was cancelled before that (inside a batch).
 func (c *Conn) start(ctx context.Context, cl *call) (context.Context, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -547,8 +560,9 @@ func (c *Conn) settle(cl *call, resp *Response) {
 	}
 }
 
-// Cancel drops the answer of the queued or running request with this id,
-// and cancels its handler's context; a request still queued never runs.
+// Cancel drops the answer of the running or waiting request with this id,
+// and cancels its handler's context; a request of a batch not yet run
+// never runs.
 // The id is free at once for a new request. Unknown ids, and requests
 // already answered, are ignored: Cancel reports whether it found the
 // request. It may be called from any goroutine.

@@ -272,11 +272,11 @@ func (p *pipeConn) finish() []string {
 	return p.out.lines(p.t)
 }
 
-// preempter is an Options.Preempt for tests. On the reading goroutine it
-// takes the notification "cancel", whose params name the id to cancel, and
-// passes what Conn.Cancel returns to found; and the notification "mark",
-// which it reports on marks: once a mark is seen, every line before it
-// has been read and each of its requests is in flight.
+// preempter wraps a test's handler: it takes the notification "cancel",
+// whose params name the id to cancel, and passes what Conn.Cancel returns
+// to found; and the notification "mark", which it reports on marks: once
+// a mark is seen, every line before it has been read and each of its
+// requests is in flight or answered.
 type preempter struct {
 	conn  *jsonrpc.Conn
 	found chan bool
@@ -285,6 +285,16 @@ type preempter struct {
 
 func newPreempter() *preempter {
 	return &preempter{found: make(chan bool, 16), marks: make(chan struct{}, 16)}
+}
+
+// wrap returns h with the preempter's notifications taken first.
+func (p *preempter) wrap(h jsonrpc.Handler) jsonrpc.Handler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if p.preempt(req) {
+			return nil, nil
+		}
+		return h(ctx, req)
+	}
 }
 
 func (p *preempter) preempt(req *jsonrpc.Request) bool {
@@ -321,6 +331,9 @@ type slow struct {
 	release chan struct{}
 	ended   chan error
 }
+
+// isSlow is an Options.Slow that runs "slow" aside.
+func isSlow(req *jsonrpc.Request) bool { return req.Method == "slow" }
 
 func newSlow() *slow {
 	return &slow{started: make(chan string, 16), release: make(chan struct{}), ended: make(chan error, 16)}
@@ -531,39 +544,40 @@ func TestServeReadError(t *testing.T) {
 }
 
 // TestServeDuplicateID checks that a request reusing the id of one in
-// flight is answered with id null, which cannot be taken for the answer
-// to the first, and that the first is answered as if nothing had come.
+// flight (one waiting to be answered through Respond) is answered with id
+// null, which cannot be taken for the answer to the first, and that the
+// first is answered as if nothing had come.
 func TestServeDuplicateID(t *testing.T) {
-	s := newSlow()
+	w := newWaiter()
 	pre := newPreempter()
-	p := startPipe(t, context.Background(), s.handle, jsonrpc.Options{Preempt: pre.preempt})
+	p := startWaiterWith(t, context.Background(), w, pre)
 	pre.conn = p.conn
 
-	p.send(call("1", "slow"))
-	recv(t, s.started, "the slow request")
-	p.send(call("1", "ping"), call(`"1"`, "ping"), markLine)
+	p.send(call("1", "wait"), call("1", "ping"), call(`"1"`, "ping"), markLine)
 	recv(t, pre.marks, "the mark")
-	close(s.release)
-	p.out.waitLines(t, 3)
+	close(w.release)
+	if r := recv(t, w.responded, "Respond"); r.err != nil {
+		t.Fatalf("Respond = %v, want nil", r.err)
+	}
 	p.send(call("1", "ping")) // no longer in flight
 
-	checkLines(t, p.finish(), []string{slowDone, dupID, answer(`"1"`, `{}`), pong})
+	checkLines(t, p.finish(), []string{dupID, answer(`"1"`, `{}`), answer("1", `{"woke":"released"}`), pong})
 }
 
 // TestServeTooLargeDuplicateID checks that a line too large whose id is
 // that of a request in flight is answered with id null.
 func TestServeTooLargeDuplicateID(t *testing.T) {
-	s := newSlow()
+	w := newWaiter()
 	pre := newPreempter()
-	p := startPipe(t, context.Background(), s.handle, jsonrpc.Options{Preempt: pre.preempt})
+	p := startWaiterWith(t, context.Background(), w, pre)
 	pre.conn = p.conn
 
-	p.send(call("1", "slow"))
-	recv(t, s.started, "the slow request")
+	p.send(call("1", "wait"))
 	p.send(`{"jsonrpc":"2.0","method":"echo","params":{"s":"`+strings.Repeat("a", jsonrpc.MaxFrame)+`"},"id":1}`, markLine)
 	recv(t, pre.marks, "the mark")
-	close(s.release)
-	checkLines(t, p.finish(), []string{slowDone, tooLong})
+	close(w.release)
+	recv(t, w.responded, "Respond")
+	checkLines(t, p.finish(), []string{tooLong, answer("1", `{"woke":"released"}`)})
 }
 
 // TestServeSameStringID checks that ids are compared as JSON values: a
@@ -572,7 +586,7 @@ func TestServeTooLargeDuplicateID(t *testing.T) {
 // written. A lone surrogate escape, which decodes to U+FFFD, stays apart
 // from another one.
 func TestServeSameStringID(t *testing.T) {
-	s := newSlow()
+	w := newWaiter()
 	pre := newPreempter()
 	responded := make(chan error, 1)
 	var conn *jsonrpc.Conn
@@ -581,18 +595,18 @@ func TestServeSameStringID(t *testing.T) {
 			responded <- conn.Respond(req, map[string]string{"by": "respond"}, nil)
 			return nil, jsonrpc.ErrAsync
 		}
-		return s.handle(ctx, req)
+		return w.handle(ctx, req)
 	}
-	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: pre.preempt})
+	p := startPipe(t, context.Background(), pre.wrap(h), jsonrpc.Options{})
 	pre.conn, conn = p.conn, p.conn
+	w.conn, w.out = p.conn, p.out
 
-	p.send(call(`"a"`, "slow"))
-	recv(t, s.started, "the slow request")
+	p.send(call(`"a"`, "wait"))
 	p.send(call(`"\u0061"`, "ping"), cancelLine(`"\u0061"`))
 	if !recv(t, pre.found, "the cancel") {
 		t.Error(`Cancel("\u0061") did not find the request "a"`)
 	}
-	if err := recv(t, s.ended, "the slow request to end"); !errors.Is(err, jsonrpc.ErrCancelled) {
+	if err := recv(t, w.woke, "the waiting request to end"); !errors.Is(err, jsonrpc.ErrCancelled) {
 		t.Errorf("the cancelled request's context ended with %v, want ErrCancelled", err)
 	}
 	p.send(call(`"\u0062"`, "ping"), call(`"c"`, "respond"))
@@ -600,8 +614,7 @@ func TestServeSameStringID(t *testing.T) {
 		t.Errorf(`Respond("\u0063") = %v, want nil`, err)
 	}
 
-	p.send(call(`"\ud800"`, "slow"))
-	recv(t, s.started, "the second slow request")
+	p.send(call(`"\ud800"`, "wait"))
 	p.send(cancelLine(`"\ud801"`))
 	if recv(t, pre.found, "the cancel") {
 		t.Error(`Cancel("\ud801") found the request "\ud800"`)
@@ -618,13 +631,13 @@ func TestServeSameStringID(t *testing.T) {
 	})
 }
 
-// TestServeCancelRunning checks that a cancelled request's handler sees
-// its context end with ErrCancelled, and that what it returns then is not
-// sent.
+// TestServeCancelRunning checks that a cancelled request's handler, one
+// running aside (Options.Slow), sees its context end with ErrCancelled,
+// and that what it returns then is not sent.
 func TestServeCancelRunning(t *testing.T) {
 	s := newSlow()
 	pre := newPreempter()
-	p := startPipe(t, context.Background(), s.handle, jsonrpc.Options{Preempt: pre.preempt})
+	p := startPipe(t, context.Background(), pre.wrap(s.handle), jsonrpc.Options{Slow: isSlow})
 	pre.conn = p.conn
 
 	p.send(call("8", "slow"))
@@ -640,25 +653,16 @@ func TestServeCancelRunning(t *testing.T) {
 	checkLines(t, p.finish(), []string{pong})
 }
 
-// TestServeCancelQueued checks that a request cancelled while it waits its
-// turn never runs, and that its id is free at once.
-func TestServeCancelQueued(t *testing.T) {
-	s := newSlow()
+// TestServeCancelWaiting checks that Cancel finds a request waiting to be
+// answered by its id as a JSON value, once, and that the id is free at
+// once.
+func TestServeCancelWaiting(t *testing.T) {
+	w := newWaiter()
 	pre := newPreempter()
-	var mu sync.Mutex
-	ran := map[string]int{}
-	counting := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		mu.Lock()
-		ran[string(req.ID)]++
-		mu.Unlock()
-		return s.handle(ctx, req)
-	}
-	p := startPipe(t, context.Background(), counting, jsonrpc.Options{Preempt: pre.preempt})
+	p := startWaiterWith(t, context.Background(), w, pre)
 	pre.conn = p.conn
 
-	p.send(call("1", "slow"))
-	recv(t, s.started, "the slow request")
-	p.send(call("2", "ping"))
+	p.send(call("2", "wait"))
 	for _, tt := range []struct {
 		id    string
 		found bool
@@ -673,15 +677,14 @@ func TestServeCancelQueued(t *testing.T) {
 			t.Errorf("Cancel(%s) = %v, want %v", tt.id, got, tt.found)
 		}
 	}
-	p.send(call("2", "ping")) // the id is free again, though the first still waits
-	close(s.release)
-
-	checkLines(t, p.finish(), []string{slowDone, answer("2", `{}`)})
-	mu.Lock()
-	defer mu.Unlock()
-	if n := ran["2"]; n != 1 {
-		t.Errorf("id 2 ran %d times, want 1: the cancelled request must not run", n)
+	if err := recv(t, w.woke, "the cancelled wait"); !errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Errorf("the cancelled wait's context ended with %v, want ErrCancelled", err)
 	}
+	if r := recv(t, w.responded, "its Respond"); !errors.Is(r.err, jsonrpc.ErrCancelled) {
+		t.Errorf("Respond after the cancel = %v, want ErrCancelled", r.err)
+	}
+	p.send(call("2", "ping")) // the id is free again
+	checkLines(t, p.finish(), []string{answer("2", `{}`)})
 }
 
 // TestServeCancelAfterHandlerReturned checks that a cancellation that
@@ -795,7 +798,7 @@ func TestServeBatchRefusalLogged(t *testing.T) {
 // requests before the array left, as an MCP server does when initialize
 // picks a version that allows batches.
 func TestServeBatchAskedInOrder(t *testing.T) {
-	allowed := false // only the worker reads and writes it
+	allowed := false // only the reading goroutine reads and writes it
 	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "initialize" {
 			allowed = true
@@ -810,16 +813,14 @@ func TestServeBatchAskedInOrder(t *testing.T) {
 	checkLines(t, got, []string{noBatch, answer("2", `{}`), `[` + answer("3", `{}`) + `]`})
 }
 
-// TestServeCancelInsideBatch checks that a notification inside a batch is
-// offered to Preempt when the batch runs, and that a cancel there drops
+// TestServeCancelInsideBatch checks that a cancel inside a batch drops
 // the answer of an element already answered.
 func TestServeCancelInsideBatch(t *testing.T) {
 	pre := newPreempter()
 	var out recorder
 	input := `[{"jsonrpc":"2.0","id":1,"method":"ping"},` + cancelLine("1") + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`
-	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(input), &out), testHandler, jsonrpc.Options{
-		Preempt: pre.preempt,
-		Batch:   func() bool { return true },
+	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(input), &out), pre.wrap(testHandler), jsonrpc.Options{
+		Batch: func() bool { return true },
 	})
 	pre.conn = conn
 	if err := conn.Serve(context.Background()); err != nil {
@@ -831,24 +832,20 @@ func TestServeCancelInsideBatch(t *testing.T) {
 	checkLines(t, out.lines(t), []string{`[` + answer("2", `{}`) + `]`})
 }
 
-// TestServeCancelQueuedInBatch checks that a batch element cancelled while
-// an earlier element runs never runs and is left out of the array.
+// TestServeCancelQueuedInBatch checks that a batch element cancelled by an
+// element before it never runs and is left out of the array.
 func TestServeCancelQueuedInBatch(t *testing.T) {
-	s := newSlow()
 	pre := newPreempter()
 	var m methods
-	p := startPipe(t, context.Background(), m.wrap(s.handle), jsonrpc.Options{Preempt: pre.preempt, Batch: func() bool { return true }})
+	p := startPipe(t, context.Background(), pre.wrap(m.wrap(testHandler)), jsonrpc.Options{Batch: func() bool { return true }})
 	pre.conn = p.conn
 
-	p.send(`[{"jsonrpc":"2.0","id":1,"method":"slow"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
-	recv(t, s.started, "the slow request")
-	p.send(cancelLine("2"))
+	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` + cancelLine("2") + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
 	if !recv(t, pre.found, "the cancel") {
-		t.Error("Cancel did not find the queued batch element")
+		t.Error("Cancel did not find the batch element not yet run")
 	}
-	close(s.release)
-	checkLines(t, p.finish(), []string{`[` + slowDone + `]`})
-	if got, want := m.list(), []string{"slow"}; !slices.Equal(got, want) {
+	checkLines(t, p.finish(), []string{`[` + pong + `]`})
+	if got, want := m.list(), []string{"ping"}; !slices.Equal(got, want) {
 		t.Errorf("handler ran %q, want %q", got, want)
 	}
 }
@@ -898,7 +895,8 @@ func TestRespondInsideHandler(t *testing.T) {
 	p := startPipe(t, context.Background(), m.wrap(e.handle), jsonrpc.Options{})
 	e.conn, e.out = p.conn, p.out
 
-	p.send(call("1", "early"), call("2", "ping"))
+	// One write: the ping is read only once the handler returns.
+	p.send(call("1", "early") + "\n" + call("2", "ping"))
 	r := recv(t, e.responded, "Respond")
 	if r.err != nil {
 		t.Fatalf("Respond = %v, want nil", r.err)
@@ -1018,6 +1016,13 @@ func startWaiter(t *testing.T, ctx context.Context, w *waiter, opt jsonrpc.Optio
 	return p
 }
 
+// startWaiterWith is startWaiter with the preempter's notifications.
+func startWaiterWith(t *testing.T, ctx context.Context, w *waiter, pre *preempter) *pipeConn {
+	p := startPipe(t, ctx, pre.wrap(w.handle), jsonrpc.Options{})
+	w.conn, w.out = p.conn, p.out
+	return p
+}
+
 // TestAsyncDoesNotHoldUp checks that a handler that returns ErrAsync lets
 // the requests after it be answered first, and that its Respond returns
 // nil once its answer is written.
@@ -1048,7 +1053,7 @@ func TestAsyncDoesNotHoldUp(t *testing.T) {
 func TestAsyncCancelled(t *testing.T) {
 	w := newWaiter()
 	pre := newPreempter()
-	p := startWaiter(t, context.Background(), w, jsonrpc.Options{Preempt: pre.preempt})
+	p := startWaiterWith(t, context.Background(), w, pre)
 	pre.conn = p.conn
 	p.send(call(`"w"`, "wait"), call("2", "ping"))
 	p.out.waitLines(t, 1)
@@ -1143,7 +1148,8 @@ func TestAsyncAfterStopping(t *testing.T) {
 		}
 		return w.handle(ctx, req)
 	}
-	p := startPipe(t, context.Background(), h, jsonrpc.Options{})
+	// "late" runs aside, so the end of the input is read while it runs.
+	p := startPipe(t, context.Background(), h, jsonrpc.Options{Slow: func(req *jsonrpc.Request) bool { return req.Method == "late" }})
 	w.conn, w.out = p.conn, p.out
 	p.send(call("1", "wait"), call("2", "late"))
 	p.in.Close()
@@ -1172,7 +1178,7 @@ func TestAsyncAfterStopping(t *testing.T) {
 // which says the peer is gone, ends Serve without the grace period: Serve
 // returns while a call is still to be answered and a handler still runs,
 // with nothing to log (the grace running out would be logged), the
-// running handler's context ends, the queued request never runs, and a
+// running handler's context ends, the request read behind it never runs, and a
 // Respond after it returns ErrClosed.
 func TestServeGone(t *testing.T) {
 	before := runtime.NumGoroutine()
@@ -1189,7 +1195,7 @@ func TestServeGone(t *testing.T) {
 		}
 		return s.handle(ctx, req)
 	})
-	p := startPipe(t, ctx, h, jsonrpc.Options{Logf: l.Logf})
+	p := startPipe(t, ctx, h, jsonrpc.Options{Logf: l.Logf, Slow: isSlow})
 	w.conn, w.out = p.conn, p.out
 	p.send(call("1", "wait"), call("2", "slow"), call("3", "queued"))
 	recv(t, s.started, "the slow request")
@@ -1395,7 +1401,7 @@ func TestServeNoGoroutineLeak(t *testing.T) {
 
 		w := newWaiter()
 		pre := newPreempter()
-		p := startWaiter(t, context.Background(), w, jsonrpc.Options{Preempt: pre.preempt})
+		p := startWaiterWith(t, context.Background(), w, pre)
 		pre.conn = p.conn
 		p.send(call("1", "wait"), call("2", "wait"), call("3", "wait"), call("4", "ping"))
 		p.out.waitLines(t, 1) // the waiters' handlers have returned
@@ -1414,7 +1420,7 @@ func TestServeNoGoroutineLeak(t *testing.T) {
 
 		ctx, cancel := context.WithCancelCause(context.Background())
 		s := newSlow()
-		p = startPipe(t, ctx, s.handle, jsonrpc.Options{})
+		p = startPipe(t, ctx, s.handle, jsonrpc.Options{Slow: isSlow})
 		p.send(call("1", "slow"), ping)
 		recv(t, s.started, "the slow request")
 		cancel(errors.New("gone"))

@@ -14,11 +14,12 @@
 //     answers and notifications to it: LineStream over a byte stream, or
 //     a transport's own, such as one HTTP exchange.
 //   - Connections (Conn). Requests are handled one at a time, in arrival
-//     order, so answers leave in order, while a reader keeps reading, so a
-//     cancellation or a duplicate id is noticed while the work it concerns
-//     is still queued or running. A handler returns its result or error;
-//     one that must answer later, or act only once its answer is out,
-//     returns ErrAsync and answers through Conn.Respond.
+//     order, by the goroutine that reads them, so answers leave in order.
+//     A handler returns its result or error; one that waits (for mail, or
+//     for the end of a stream), or must act only once its answer is out,
+//     returns ErrAsync and answers through Conn.Respond, so that reading
+//     goes on: a cancellation or a duplicate id is noticed while the wait
+//     it concerns runs.
 package jsonrpc
 
 import (

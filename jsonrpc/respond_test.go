@@ -96,7 +96,7 @@ func TestRespondAfterIDReused(t *testing.T) {
 		}
 		return map[string]string{"from": "new"}, nil
 	}
-	p := startPipe(t, context.Background(), h, jsonrpc.Options{Preempt: pre.preempt})
+	p := startPipe(t, context.Background(), pre.wrap(h), jsonrpc.Options{})
 	pre.conn, conn = p.conn, p.conn
 	p.send(call("1", "wait"))
 	old := recv(t, waiting, "the waiting call")

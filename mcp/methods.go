@@ -21,7 +21,10 @@ type method struct {
 	legacy, modern bool
 	// early marks the legacy methods that may come before initialize.
 	early bool
-	run   func(ss *session, ctx context.Context, r *request) (any, error)
+	// slow marks the methods that touch the mailbox or tmux, and so may
+	// wait for a lock another process holds (jsonrpc.Options.Slow).
+	slow bool
+	run  func(ss *session, ctx context.Context, r *request) (any, error)
 }
 
 // methods is the one method table of both eras. A legacy-only method
@@ -32,22 +35,27 @@ var methods = map[string]method{
 	"ping":                     {legacy: true, early: true, run: ping},
 	"server/discover":          {modern: true, run: (*session).discover},
 	"tools/list":               {legacy: true, modern: true, run: (*session).toolsList},
-	"tools/call":               {legacy: true, modern: true, run: (*session).toolsCall},
+	"tools/call":               {legacy: true, modern: true, slow: true, run: (*session).toolsCall},
 	"resources/list":           {legacy: true, modern: true, run: (*session).resourcesList},
 	"resources/templates/list": {legacy: true, modern: true, run: (*session).templatesList},
-	"resources/read":           {legacy: true, modern: true, run: (*session).resourcesRead},
+	"resources/read":           {legacy: true, modern: true, slow: true, run: (*session).resourcesRead},
 	"resources/subscribe":      {legacy: true, run: (*session).resourcesSubscribe},
 	"resources/unsubscribe":    {legacy: true, run: (*session).resourcesUnsubscribe},
 	"subscriptions/listen":     {modern: true, run: (*session).listen},
 }
 
+// slow reports whether req's method may wait for another process.
+func slow(req *jsonrpc.Request) bool { return methods[req.Method].slow }
+
 // dispatch answers a request by its era and method.
 func (ss *session) dispatch(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if !req.IsCall() {
 		// notifications/initialized needs no action: requests are served
-		// as soon as initialize has been answered. notifications/cancelled
-		// is consumed by preempt. Other notifications, of either era, are
-		// ignored as the protocol asks.
+		// as soon as initialize has been answered. Other notifications, of
+		// either era, are ignored as the protocol asks.
+		if req.Method == "notifications/cancelled" {
+			ss.cancelled(req)
+		}
 		return nil, nil
 	}
 	p, err := parseParams(req.Params)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"agentmail/mailbox"
 	"agentmail/mcp"
@@ -223,21 +224,30 @@ func TestReceiveInBatch(t *testing.T) {
 	}
 }
 
-// A receive that waits inside a 2025-03-26 batch, holding the batch up,
-// ends with "No unread messages" when the input ends, as a wait on its own
-// does, rather than waiting out the grace period unanswered.
-func TestReceiveWaitInBatchEndsWithInput(t *testing.T) {
+// A receive that waits inside a 2025-03-26 batch holds the batch up, and
+// the connection with it, since the batch's array cannot go out before
+// it: the lines after the batch are read once its wait is over, and the
+// end of the input is acted on then.
+func TestReceiveWaitInBatchHoldsTheBatch(t *testing.T) {
 	svc, store := mailForAlice(t)
 	if _, err := store.Receive(context.Background(), "alice", func(*mailbox.Message) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	const init2503 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
-	const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":30}}}]` + "\n"
+	const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":0.2}}}]` + "\n"
+	const after = `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
 	var out bytes.Buffer
-	if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(init2503+batch), &out, svc); err != nil {
+	start := time.Now()
+	if err := mcp.NewServer("test", nil).ServeStdio(context.Background(), strings.NewReader(init2503+batch+after), &out, svc); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), `"id":1,"result":{"content":[{"type":"text","text":"No unread messages"}]`) {
-		t.Errorf("the waiting receive was not answered:\n%s", out.String())
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("Serve returned after %v, before the wait was over", d)
+	}
+	got := out.String()
+	waited := strings.Index(got, `[{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"No unread messages"}]`)
+	pong := strings.Index(got, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	if waited < 0 || pong < waited {
+		t.Errorf("want the batch's timed-out receive, then the ping's answer:\n%s", got)
 	}
 }

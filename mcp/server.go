@@ -123,11 +123,13 @@ func (s *Server) serve(ctx context.Context, c Conn, started func(*jsonrpc.Conn))
 	ss := &session{srv: s, cancel: c.Cancel, subs: c.Subscriptions}
 	ss.protocol.Store(c.Version)
 	ss.conn = jsonrpc.NewConn(c.Stream, ss.handle, jsonrpc.Options{
-		Preempt: ss.preempt,
 		// Batches exist only in 2025-03-26; every other revision and the
 		// modern era send one message at a time.
 		Batch: func() bool { return ss.negotiated() == "2025-03-26" },
-		Logf:  s.logf,
+		// A tool call or a resource read that waits for a lock another
+		// process holds must not keep a cancellation from reaching it.
+		Slow: slow,
+		Logf: s.logf,
 	})
 	if ss.cancel == nil {
 		ss.cancel = func(id json.RawMessage) { ss.conn.Cancel(id) }
@@ -148,18 +150,13 @@ func (ss *session) negotiated() string {
 	return v
 }
 
-// preempt handles notifications/cancelled as soon as it is read, so that
-// it reaches a request still queued or running. The cancelled request is
+// cancelled handles notifications/cancelled. The cancelled request is
 // never answered, in either era; a cancellation naming no request in
 // progress is ignored.
-func (ss *session) preempt(req *jsonrpc.Request) bool {
-	if req.Method != "notifications/cancelled" {
-		return false
-	}
+func (ss *session) cancelled(req *jsonrpc.Request) {
 	if ms, _, err := jsonrpc.Members(req.Params); err == nil && ms["requestId"] != nil {
 		ss.cancel(ms["requestId"])
 	}
-	return true
 }
 
 // handle is the connection's Handler. Every error answer is logged, as the

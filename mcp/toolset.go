@@ -161,7 +161,8 @@ func send(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
 
 // receive takes the caller's oldest unread message. A wait runs beside the
 // requests after it and answers through Respond; inside a batch, whose
-// array cannot wait for it, it holds up the batch instead.
+// array cannot wait for it, it holds up the batch, and with it the reading
+// of the connection, instead.
 func receive(ctx context.Context, tc *toolCall, a *receiveArgs) (string, any, error) {
 	wait, err := waitArgument(a.TimeoutSeconds)
 	if err != nil {
@@ -172,7 +173,8 @@ func receive(ctx context.Context, tc *toolCall, a *receiveArgs) (string, any, er
 	}
 	if tc.req.Batch {
 		// A wait that holds up its batch ends, taking nothing, when the
-		// connection stops reading, as one on its own does.
+		// server stops (a signal, or its agent gone), as one on its own
+		// does.
 		wctx, stop := context.WithCancelCause(ctx)
 		defer stop(nil)
 		go func() {

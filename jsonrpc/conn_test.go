@@ -631,26 +631,45 @@ func TestServeSameStringID(t *testing.T) {
 	})
 }
 
-// TestServeCancelRunning checks that a cancelled request's handler, one
-// running aside (Options.Slow), sees its context end with ErrCancelled,
-// and that what it returns then is not sent.
+// TestServeCancelRunning checks that a cancelled request's handler sees
+// its context end with ErrCancelled, and that what it returns then is not
+// sent. A handler on the reading goroutine holds the reading up, so a
+// cancellation of it cannot come through the stream: it comes from
+// another goroutine, by Conn.Cancel, as the HTTP transport cancels a call
+// from the exchange that posts the cancellation. One running aside
+// (Options.Slow) is cancelled through the stream.
 func TestServeCancelRunning(t *testing.T) {
-	s := newSlow()
-	pre := newPreempter()
-	p := startPipe(t, context.Background(), pre.wrap(s.handle), jsonrpc.Options{Slow: isSlow})
-	pre.conn = p.conn
+	for _, tt := range []struct {
+		name   string
+		slow   func(*jsonrpc.Request) bool
+		cancel func(p *pipeConn, pre *preempter) bool
+	}{
+		{"aside, by a notification", isSlow, func(p *pipeConn, pre *preempter) bool {
+			p.send(cancelLine("8"))
+			return recv(p.t, pre.found, "the cancel")
+		}},
+		{"on the reading goroutine, by Conn.Cancel", nil, func(p *pipeConn, _ *preempter) bool {
+			return p.conn.Cancel(json.RawMessage("8"))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSlow()
+			pre := newPreempter()
+			p := startPipe(t, context.Background(), pre.wrap(s.handle), jsonrpc.Options{Slow: tt.slow})
+			pre.conn = p.conn
 
-	p.send(call("8", "slow"))
-	recv(t, s.started, "the slow request")
-	p.send(cancelLine("8"))
-	if !recv(t, pre.found, "the cancel") {
-		t.Error("Cancel did not find the running request")
+			p.send(call("8", "slow"))
+			recv(t, s.started, "the slow request")
+			if !tt.cancel(p, pre) {
+				t.Error("Cancel did not find the running request")
+			}
+			if err := recv(t, s.ended, "the slow request to end"); !errors.Is(err, jsonrpc.ErrCancelled) {
+				t.Errorf("the handler's context ended with %v, want ErrCancelled", err)
+			}
+			p.send(ping)
+			checkLines(t, p.finish(), []string{pong})
+		})
 	}
-	if err := recv(t, s.ended, "the slow request to end"); !errors.Is(err, jsonrpc.ErrCancelled) {
-		t.Errorf("the handler's context ended with %v, want ErrCancelled", err)
-	}
-	p.send(ping)
-	checkLines(t, p.finish(), []string{pong})
 }
 
 // TestServeCancelWaiting checks that Cancel finds a request waiting to be
@@ -832,22 +851,44 @@ func TestServeCancelInsideBatch(t *testing.T) {
 	checkLines(t, out.lines(t), []string{`[` + answer("2", `{}`) + `]`})
 }
 
-// TestServeCancelQueuedInBatch checks that a batch element cancelled by an
-// element before it never runs and is left out of the array.
-func TestServeCancelQueuedInBatch(t *testing.T) {
-	pre := newPreempter()
-	var m methods
-	p := startPipe(t, context.Background(), pre.wrap(m.wrap(testHandler)), jsonrpc.Options{Batch: func() bool { return true }})
-	pre.conn = p.conn
+// TestServeCancelBatchElementNotRun checks that a batch element
+// cancelled before its turn never runs and is left out of the array. The
+// elements of a batch run one after another on the reading goroutine, so
+// the cancellation comes from a notification earlier in the same batch,
+// or from another goroutine (Conn.Cancel) while an element before it runs.
+func TestServeCancelBatchElementNotRun(t *testing.T) {
+	yes := func() bool { return true }
+	t.Run("by a notification before it", func(t *testing.T) {
+		pre := newPreempter()
+		var m methods
+		p := startPipe(t, context.Background(), pre.wrap(m.wrap(testHandler)), jsonrpc.Options{Batch: yes})
+		pre.conn = p.conn
 
-	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` + cancelLine("2") + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
-	if !recv(t, pre.found, "the cancel") {
-		t.Error("Cancel did not find the batch element not yet run")
-	}
-	checkLines(t, p.finish(), []string{`[` + pong + `]`})
-	if got, want := m.list(), []string{"ping"}; !slices.Equal(got, want) {
-		t.Errorf("handler ran %q, want %q", got, want)
-	}
+		p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` + cancelLine("2") + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+		if !recv(t, pre.found, "the cancel") {
+			t.Error("Cancel did not find the batch element not yet run")
+		}
+		checkLines(t, p.finish(), []string{`[` + pong + `]`})
+		if got, want := m.list(), []string{"ping"}; !slices.Equal(got, want) {
+			t.Errorf("handler ran %q, want %q", got, want)
+		}
+	})
+	t.Run("by Conn.Cancel while an element before it runs", func(t *testing.T) {
+		s := newSlow()
+		var m methods
+		p := startPipe(t, context.Background(), m.wrap(s.handle), jsonrpc.Options{Batch: yes})
+
+		p.send(`[` + call("1", "slow") + `,` + call("2", "ping") + `]`)
+		recv(t, s.started, "the batch's slow request")
+		if !p.conn.Cancel(json.RawMessage("2")) {
+			t.Error("Cancel did not find the batch element not yet run")
+		}
+		close(s.release)
+		checkLines(t, p.finish(), []string{`[` + slowDone + `]`})
+		if got, want := m.list(), []string{"slow"}; !slices.Equal(got, want) {
+			t.Errorf("handler ran %q, want %q", got, want)
+		}
+	})
 }
 
 // early is a handler whose method "early" answers through Respond before
@@ -1136,97 +1177,155 @@ func TestAsyncStopping(t *testing.T) {
 
 // TestAsyncAfterStopping checks that a handler that returns ErrAsync once
 // reading has stopped has its context cancelled with ErrStopping at once,
-// and that its answer still goes out.
+// and that its answer still goes out. Reading stops while such a handler
+// runs at the end of the input, read meanwhile when the handler runs
+// aside (Options.Slow), or when Serve's context is cancelled, which a
+// handler on the reading goroutine learns through Stopping.
 func TestAsyncAfterStopping(t *testing.T) {
-	w := newWaiter()
-	stopped := make(chan struct{})
-	h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "late" {
-			<-stopped
-			req.Method = "wait" // Respond takes this very request
+	t.Run("aside, at the end of the input", func(t *testing.T) {
+		w := newWaiter()
+		stopped := make(chan struct{})
+		h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == "late" {
+				<-stopped
+				req.Method = "wait" // Respond takes this very request
+				return w.handle(ctx, req)
+			}
 			return w.handle(ctx, req)
 		}
-		return w.handle(ctx, req)
-	}
-	// "late" runs aside, so the end of the input is read while it runs.
-	p := startPipe(t, context.Background(), h, jsonrpc.Options{Slow: func(req *jsonrpc.Request) bool { return req.Method == "late" }})
-	w.conn, w.out = p.conn, p.out
-	p.send(call("1", "wait"), call("2", "late"))
-	p.in.Close()
-	// The first waiter's context ends when reading stops.
-	for i := range 2 {
-		if err := recv(t, w.woke, "a waiter"); !errors.Is(err, jsonrpc.ErrStopping) {
-			t.Errorf("a waiter's context ended with %v, want ErrStopping", err)
+		// "late" runs aside, so the end of the input is read while it runs.
+		p := startPipe(t, context.Background(), h, jsonrpc.Options{Slow: func(req *jsonrpc.Request) bool { return req.Method == "late" }})
+		w.conn, w.out = p.conn, p.out
+		p.send(call("1", "wait"), call("2", "late"))
+		p.in.Close()
+		// The first waiter's context ends when reading stops.
+		for i := range 2 {
+			if err := recv(t, w.woke, "a waiter"); !errors.Is(err, jsonrpc.ErrStopping) {
+				t.Errorf("a waiter's context ended with %v, want ErrStopping", err)
+			}
+			if i == 0 {
+				close(stopped)
+			}
+			if r := recv(t, w.responded, "Respond"); r.err != nil {
+				t.Errorf("Respond = %v, want nil", r.err)
+			}
 		}
-		if i == 0 {
-			close(stopped)
+		if err := p.served(); err != nil {
+			t.Errorf("Serve = %v, want nil", err)
 		}
-		if r := recv(t, w.responded, "Respond"); r.err != nil {
-			t.Errorf("Respond = %v, want nil", r.err)
+		got := p.out.lines(t)
+		slices.Sort(got)
+		woke := `{"woke":"` + jsonrpc.ErrStopping.Error() + `"}`
+		checkLines(t, got, []string{answer("1", woke), answer("2", woke)})
+	})
+	t.Run("on the reading goroutine, at a cancelled context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := newWaiter()
+		started := make(chan struct{}, 1)
+		h := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == "late" {
+				started <- struct{}{}
+				select {
+				case <-jsonrpc.Stopping(ctx):
+				case <-time.After(timeout):
+					return nil, errors.New("Stopping was never closed")
+				}
+				req.Method = "wait" // Respond takes this very request
+			}
+			return w.handle(ctx, req)
 		}
-	}
-	if err := p.served(); err != nil {
-		t.Errorf("Serve = %v, want nil", err)
-	}
-	got := p.out.lines(t)
-	slices.Sort(got)
-	woke := `{"woke":"` + jsonrpc.ErrStopping.Error() + `"}`
-	checkLines(t, got, []string{answer("1", woke), answer("2", woke)})
+		p := startPipe(t, ctx, h, jsonrpc.Options{})
+		w.conn, w.out = p.conn, p.out
+		p.send(call("1", "wait"), call("2", "late"))
+		recv(t, started, "the late request")
+		cancel()
+		for range 2 {
+			if err := recv(t, w.woke, "a waiter"); !errors.Is(err, jsonrpc.ErrStopping) {
+				t.Errorf("a waiter's context ended with %v, want ErrStopping", err)
+			}
+			if r := recv(t, w.responded, "Respond"); r.err != nil {
+				t.Errorf("Respond = %v, want nil", r.err)
+			}
+		}
+		if err := p.served(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve = %v, want context.Canceled", err)
+		}
+		got := p.out.lines(t)
+		slices.Sort(got)
+		woke := `{"woke":"` + jsonrpc.ErrStopping.Error() + `"}`
+		checkLines(t, got, []string{answer("1", woke), answer("2", woke)})
+	})
 }
 
 // TestServeGone checks that a context cancelled with a cause of its own,
 // which says the peer is gone, ends Serve without the grace period: Serve
 // returns while a call is still to be answered and a handler still runs,
 // with nothing to log (the grace running out would be logged), the
-// running handler's context ends, the request read behind it never runs, and a
-// Respond after it returns ErrClosed.
+// running handler's context ends, the request after it never runs, and a
+// Respond after it returns ErrClosed. The request after the running
+// handler is read at once when that handler runs aside (Options.Slow), and
+// once it has returned when it runs on the reading goroutine: either way
+// Serve has given up by then, and it must not run.
 func TestServeGone(t *testing.T) {
-	before := runtime.NumGoroutine()
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	var l logs
-	s := newSlow()
-	w := newWaiter()
-	w.after = make(chan struct{})
-	var m methods
-	h := m.wrap(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "wait" {
-			return w.handle(ctx, req)
-		}
-		return s.handle(ctx, req)
-	})
-	p := startPipe(t, ctx, h, jsonrpc.Options{Logf: l.Logf, Slow: isSlow})
-	w.conn, w.out = p.conn, p.out
-	p.send(call("1", "wait"), call("2", "slow"), call("3", "queued"))
-	recv(t, s.started, "the slow request")
+	for _, tt := range []struct {
+		name string
+		slow func(*jsonrpc.Request) bool
+	}{
+		{"handler aside", isSlow},
+		{"handler on the reading goroutine", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var l logs
+			s := newSlow()
+			w := newWaiter()
+			w.after = make(chan struct{})
+			var m methods
+			h := m.wrap(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				if req.Method == "wait" {
+					return w.handle(ctx, req)
+				}
+				return s.handle(ctx, req)
+			})
+			p := startPipe(t, ctx, h, jsonrpc.Options{Logf: l.Logf, Slow: tt.slow})
+			w.conn, w.out = p.conn, p.out
+			// One write for the slow request and the one after it: a
+			// handler on the reading goroutine holds the reading up.
+			p.send(call("1", "wait"), call("2", "slow")+"\n"+call("3", "after"))
+			recv(t, s.started, "the slow request")
 
-	cancel(errors.New("gone"))
-	if err := p.served(); !errors.Is(err, context.Canceled) {
-		t.Errorf("Serve = %v, want context.Canceled", err)
-	}
-	if err := recv(t, w.woke, "the waiter"); !errors.Is(err, jsonrpc.ErrStopping) {
-		t.Errorf("the waiter's context ended with %v, want ErrStopping", err)
-	}
-	recv(t, s.ended, "the slow request's context to end")
-	close(w.after)
-	if r := recv(t, w.responded, "Respond"); !errors.Is(r.err, jsonrpc.ErrClosed) {
-		t.Errorf("Respond after Serve returned = %v, want ErrClosed", r.err)
-	}
-	if err := p.conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
-		t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
-	}
+			cancel(errors.New("gone"))
+			if err := p.served(); !errors.Is(err, context.Canceled) {
+				t.Errorf("Serve = %v, want context.Canceled", err)
+			}
+			if err := recv(t, w.woke, "the waiter"); !errors.Is(err, jsonrpc.ErrStopping) {
+				t.Errorf("the waiter's context ended with %v, want ErrStopping", err)
+			}
+			recv(t, s.ended, "the slow request's context to end")
+			close(w.after)
+			if r := recv(t, w.responded, "Respond"); !errors.Is(r.err, jsonrpc.ErrClosed) {
+				t.Errorf("Respond after Serve returned = %v, want ErrClosed", r.err)
+			}
+			if err := p.conn.Notify("late", nil); !errors.Is(err, jsonrpc.ErrClosed) {
+				t.Errorf("Notify after Serve returned = %v, want ErrClosed", err)
+			}
 
-	// Once every goroutine of the Conn has ended, nothing more can run.
-	p.in.Close()
-	settleGoroutines(t, before)
-	if got, want := m.list(), []string{"wait", "slow"}; !slices.Equal(got, want) {
-		t.Errorf("handler ran %q, want %q", got, want)
-	}
-	if got := p.out.lines(t); len(got) != 0 {
-		t.Errorf("wrote %q", got)
-	}
-	if got := l.all(); len(got) != 0 {
-		t.Errorf("logs = %q, want none", got)
+			// Once every goroutine of the Conn has ended, nothing more can run.
+			p.in.Close()
+			settleGoroutines(t, before)
+			if got, want := m.list(), []string{"wait", "slow"}; !slices.Equal(got, want) {
+				t.Errorf("handler ran %q, want %q", got, want)
+			}
+			if got := p.out.lines(t); len(got) != 0 {
+				t.Errorf("wrote %q", got)
+			}
+			if got := l.all(); len(got) != 0 {
+				t.Errorf("logs = %q, want none", got)
+			}
+		})
 	}
 }
 
@@ -1392,8 +1491,9 @@ func settleGoroutines(t *testing.T, before int) {
 // TestServeNoGoroutineLeak checks that no goroutine of a Conn outlives
 // Serve, whichever way it ends: at the end of its input, with calls
 // answered later, cancelled, or in batches, and when its context is
-// cancelled with a cause of its own (once its input ends too, since a
-// Read cannot be interrupted).
+// cancelled with a cause of its own while a handler runs, aside or on the
+// reading goroutine (once its input ends too, since a Read cannot be
+// interrupted).
 func TestServeNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 5 {
@@ -1418,14 +1518,18 @@ func TestServeNoGoroutineLeak(t *testing.T) {
 		recv(t, w.responded, "a released waiter's Respond")
 		p.finish()
 
-		ctx, cancel := context.WithCancelCause(context.Background())
-		s := newSlow()
-		p = startPipe(t, ctx, s.handle, jsonrpc.Options{Slow: isSlow})
-		p.send(call("1", "slow"), ping)
-		recv(t, s.started, "the slow request")
-		cancel(errors.New("gone"))
-		p.served()
-		p.in.Close()
+		// Gone while a handler runs aside, and while one runs on the
+		// reading goroutine. One write: the latter holds the reading up.
+		for _, slow := range []func(*jsonrpc.Request) bool{isSlow, nil} {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			s := newSlow()
+			p = startPipe(t, ctx, s.handle, jsonrpc.Options{Slow: slow})
+			p.send(call("1", "slow") + "\n" + ping)
+			recv(t, s.started, "the slow request")
+			cancel(errors.New("gone"))
+			p.served()
+			p.in.Close()
+		}
 	}
 	settleGoroutines(t, before)
 }

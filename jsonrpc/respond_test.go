@@ -11,9 +11,10 @@ import (
 	"agentmail/jsonrpc"
 )
 
-// After Respond fails with a write error, the call stays owed.
+// TestRespondAfterWriteError checks that a Respond that fails with a write
+// error settles its call: Serve returns without waiting out the grace
+// period for it, and leaves no goroutine behind.
 func TestRespondAfterWriteError(t *testing.T) {
-	var l logs
 	w := &failingWriter{}
 	responded := make(chan error, 1)
 	var conn *jsonrpc.Conn
@@ -25,17 +26,21 @@ func TestRespondAfterWriteError(t *testing.T) {
 		return nil, jsonrpc.ErrAsync
 	}
 	before := runtime.NumGoroutine()
-	conn = jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(ping+"\n"+call("2", "x")), w), h, jsonrpc.Options{Logf: l.Logf})
-	t0 := time.Now()
-	err := conn.Serve(context.Background())
-	t.Logf("Serve = %v after %v; Respond = %v; logs %q", err, time.Since(t0), <-responded, l.all())
-	time.Sleep(100 * time.Millisecond)
-	t.Logf("goroutines before %d after %d", before, runtime.NumGoroutine())
+	conn = jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(ping+"\n"+call("2", "x")), w), h, jsonrpc.Options{})
+	start := time.Now()
+	conn.Serve(context.Background())
+	if d := time.Since(start); d >= time.Second {
+		t.Errorf("Serve took %v: it waited out the grace period for a call that can never be answered", d)
+	}
+	if err := recv(t, responded, "Respond"); err == nil || errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Errorf("Respond = %v, want the write error (or ErrClosed)", err)
+	}
+	settleGoroutines(t, before)
 }
 
-// A Respond after the grace ran out.
+// TestRespondAfterServe checks that a Respond after Serve has returned
+// (the grace period ran out) returns ErrClosed and writes nothing.
 func TestRespondAfterServe(t *testing.T) {
-	var l logs
 	var out recorder
 	responded := make(chan error, 1)
 	late := make(chan struct{})
@@ -44,23 +49,22 @@ func TestRespondAfterServe(t *testing.T) {
 		go func() { <-late; responded <- conn.Respond(req, nil, nil) }()
 		return nil, jsonrpc.ErrAsync
 	}
-	before := runtime.NumGoroutine()
-	conn = jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(call("1", "x")), &out), h, jsonrpc.Options{Logf: l.Logf})
-	t0 := time.Now()
-	err := conn.Serve(context.Background())
+	conn = jsonrpc.NewConn(jsonrpc.NewLineStream(strings.NewReader(call("1", "x")), &out), h, jsonrpc.Options{})
+	if err := conn.Serve(context.Background()); err != nil {
+		t.Fatalf("Serve = %v, want nil", err)
+	}
 	close(late)
-	t.Logf("Serve = %v after %v; Respond = %v; logs %q", err, time.Since(t0), <-responded, l.all())
-	time.Sleep(100 * time.Millisecond)
-	t.Logf("goroutines before %d after %d", before, runtime.NumGoroutine())
-	buf := make([]byte, 1<<20)
-	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "finishWork") {
-			t.Logf("%s", g)
-		}
+	if err := recv(t, responded, "Respond"); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("Respond after Serve returned = %v, want ErrClosed", err)
+	}
+	if got := out.lines(t); len(got) != 0 {
+		t.Errorf("wrote %q", got)
 	}
 }
 
-// Respond by a batch element that returned ErrAsync, before the array is out.
+// TestRespondAnsweredInBatch checks that a batch element whose handler
+// returns ErrAsync is not answered later (its array cannot wait): its
+// Respond returns ErrCancelled, and the array holds the other answers.
 func TestRespondAnsweredInBatch(t *testing.T) {
 	s := newSlow()
 	responded := make(chan error, 1)
@@ -77,10 +81,11 @@ func TestRespondAnsweredInBatch(t *testing.T) {
 	p := startPipe(t, context.Background(), h, jsonrpc.Options{Batch: func() bool { return true }})
 	conn = p.conn
 	p.send(`[` + call("1", "wait") + `,` + call("2", "slow") + `]`)
-	err := <-responded
-	t.Logf("Respond = %v; is ErrCancelled %v", err, errors.Is(err, jsonrpc.ErrCancelled))
+	if err := recv(t, responded, "Respond"); !errors.Is(err, jsonrpc.ErrCancelled) {
+		t.Errorf("Respond of a batch element that returned ErrAsync = %v, want ErrCancelled", err)
+	}
 	close(s.release)
-	t.Logf("%q", p.finish())
+	checkLines(t, p.finish(), []string{`[` + answer("2", `{}`) + `]`})
 }
 
 // A call cancelled while it waits frees its id for a new request; the

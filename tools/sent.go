@@ -127,7 +127,10 @@ func SentViewText(v Sent) string {
 }
 
 // Waiting says, for each recipient of a send that cannot act on its mail
-// soon, why: its status is offline. The others are left out.
+// soon, why: its status is offline, or it has set no status and nothing
+// is set up to wake it (no watch --hook waits for it and no mailman runs).
+// The others are left out. A receive that waits is not seen: an agent
+// that waits that way and sets no status gets the note too.
 func (s *Service) Waiting(ctx context.Context, recipients []string) map[string]string {
 	st, err := s.store()
 	if err != nil {
@@ -138,9 +141,24 @@ func (s *Service) Waiting(ctx context.Context, recipients []string) map[string]s
 		return nil
 	}
 	out := map[string]string{}
+	known := map[string]bool{}
 	for _, e := range states {
+		known[e.Recipient] = true
 		if e.Status == mailbox.StatusOffline && slices.Contains(recipients, e.Recipient) {
 			out[e.Recipient] = e.Recipient + " is offline"
+		}
+	}
+	var mailman *bool
+	for _, r := range recipients {
+		if known[r] || st.Watching(r) {
+			continue
+		}
+		if mailman == nil {
+			runs := mailmanRuns(st)
+			mailman = &runs
+		}
+		if !*mailman {
+			out[r] = r + " has set no status and nothing wakes it"
 		}
 	}
 	return out

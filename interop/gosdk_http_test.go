@@ -59,7 +59,7 @@ func TestGoSDKHTTP(t *testing.T) {
 
 					body := "hello over " + srv.transport + " at " + v + ": ünïcødé ✉"
 					res := callTool(ctx, t, alice.cs, "send", map[string]any{"recipient": "bob", "message": body})
-					m := regexp.MustCompile(`^Message #([0-9a-f-]{36}) sent$`).FindStringSubmatch(onlyText(t, res))
+					m := sentRE.FindStringSubmatch(onlyText(t, res))
 					if res.IsError || m == nil {
 						t.Fatalf("send: isError=%v, text %q", res.IsError, onlyText(t, res))
 					}

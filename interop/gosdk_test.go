@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +56,7 @@ func TestGoSDK(t *testing.T) {
 			body := "hello at " + v + ": ünïcødé ✉\n\t\"quoted\" <b>&amp;</b>"
 			res := callTool(ctx, t, alice.cs, "send", map[string]any{"recipient": "bob", "message": body})
 			text := onlyText(t, res)
-			m := regexp.MustCompile(`^Message #([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) sent$`).FindStringSubmatch(text)
+			m := sentRE.FindStringSubmatch(text)
 			if res.IsError || m == nil {
 				t.Fatalf("send: isError=%v, text %q", res.IsError, text)
 			}

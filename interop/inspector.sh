@@ -137,9 +137,11 @@ for era in legacy modern; do
 
 	body="hello from the Inspector, $era era: 123 ✉"
 	inspect "$era" "$alice" 0 --method tools/call --tool-name send --tool-arg recipient=bob --tool-arg "message=\"$body\""
-	expect ".content[0].text | test(\"^Message #$uuid sent$\")" "send text"
+	# bob never set a status and nothing wakes him: send says so.
+	note="bob has set no status and nothing wakes it; it is kept until bob reads it"
+	expect ".content[0].text | test(\"^Message #$uuid sent \\\\($note\\\\)$\")" "send text"
 	id=$(jq -r .structuredContent.message_id <<<"$out")
-	expect ".content[0].text == \"Message #$id sent\"" "send id"
+	expect ".content[0].text == \"Message #$id sent ($note)\"" "send id"
 
 	inspect "$era" "$bob" 0 --method tools/call --tool-name receive
 	expect ".content[0].text == \"From: alice\\nID: $id\\n\\n$body\"" "receive text"
@@ -190,7 +192,7 @@ for era in legacy modern; do
 	body="hello over HTTP from the Inspector, $era era ✉"
 	inspect_http "$era" "Agentmail-Pane: $alice" 0 --method tools/call --tool-name send --tool-arg recipient=bob --tool-arg "message=\"$body\""
 	id=$(jq -r .structuredContent.message_id <<<"$out")
-	expect ".content[0].text == \"Message #$id sent\"" "send over HTTP"
+	expect ".content[0].text == \"Message #$id sent (bob has set no status and nothing wakes it; it is kept until bob reads it)\"" "send over HTTP"
 	inspect_http "$era" "Agentmail-Agent: bob" 0 --method tools/call --tool-name receive
 	expect ".structuredContent == {\"from\":\"alice\",\"id\":\"$id\",\"message\":\"$body\"}" "receive over HTTP"
 	echo "inspector: $era era over HTTP: tools/list, list-recipients, send and receive passed"

@@ -105,9 +105,12 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usagef("no message provided")
 		}
 	}
+	// Looked at before the message is stored: a hook that the message
+	// wakes ends at once, and would then look like no hook at all.
+	waiting := svc.Waiting(ctx, to)
 	ms, err := svc.SendAll(ctx, to, message, replyTo)
 	if len(ms) > 0 {
-		if _, werr := fmt.Fprintln(e.stdout, tools.SentAllText(ms, svc.Waiting(ctx, to))); werr != nil && err == nil {
+		if _, werr := fmt.Fprintln(e.stdout, tools.SentAllText(ms, waiting)); werr != nil && err == nil {
 			// Said on stderr, so that the stored message is not sent again.
 			return fmt.Errorf("message #%s was stored, but writing to standard output failed: %w", ms[0].ID, werr)
 		}

@@ -144,6 +144,8 @@ func send(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
 	case len(names) == 0 || len(names) > tools.MaxRecipients:
 		return "", nil, fmt.Errorf("recipients must hold 1 to %d names", tools.MaxRecipients)
 	}
+	// Before the message is stored, as the CLI does: a hook it wakes ends.
+	waiting := tc.svc.Waiting(ctx, names)
 	ms, err := tc.svc.SendAll(ctx, names, a.Message, a.ReplyTo)
 	if err != nil {
 		return "", nil, err
@@ -156,7 +158,7 @@ func send(ctx context.Context, tc *toolCall, a *sendArgs) (string, any, error) {
 		}
 		structured["messages"] = each
 	}
-	return tools.SentAllText(ms, tc.svc.Waiting(ctx, names)), structured, nil
+	return tools.SentAllText(ms, waiting), structured, nil
 }
 
 // receive takes the caller's oldest unread message. A wait runs beside the

@@ -130,7 +130,8 @@ func SentViewText(v Sent) string {
 // soon, why: its status is offline, or it has set no status and nothing
 // is set up to wake it (no watch --hook waits for it and no mailman runs).
 // The others are left out. A receive that waits is not seen: an agent
-// that waits that way and sets no status gets the note too.
+// that waits that way and sets no status gets the note too. Callers ask
+// before they store the message, since a hook the message wakes ends.
 func (s *Service) Waiting(ctx context.Context, recipients []string) map[string]string {
 	st, err := s.store()
 	if err != nil {

@@ -37,6 +37,8 @@ func onboardText(ctx context.Context, svc *tools.Service) string {
 		for _, r := range list {
 			if r.IsCurrent {
 				fmt.Fprintf(&b, "You are %s.\n", strconv.Quote(r.Name))
+			} else if r.Person {
+				others = append(others, fmt.Sprintf("%s (a person, who reads mail on the agentmail web page: write when you need a decision)", strconv.Quote(r.Name)))
 			} else if r.Windows > 1 {
 				others = append(others, fmt.Sprintf("%s (%d windows have that name: not until all but one are renamed)", strconv.Quote(r.Name), r.Windows))
 			} else {

@@ -225,8 +225,12 @@ func (s *Service) SendAll(ctx context.Context, recipients []string, message, rep
 	if err != nil {
 		return nil, err
 	}
+	people, err := st.People()
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range recipients {
-		if err := checkRecipient(sess, ignored, r); err != nil {
+		if err := checkRecipient(sess, ignored, people, r); err != nil {
 			if len(recipients) > 1 {
 				// Nothing is stored: the send names the one that failed.
 				return nil, fmt.Errorf("%q: %w; nothing was sent", r, err)
@@ -306,11 +310,12 @@ func checkRecipientList(recipients []string) error {
 	return nil
 }
 
-// checkRecipient checks that name is another agent's address in sess.
-// Only valid names are recipients, so no other name reaches the store.
-func checkRecipient(sess *tmux.Session, ignored map[string]bool, name string) error {
+// checkRecipient checks that name is another agent's address in sess, or
+// a person's (see mailbox.Store.People). Only valid names are recipients,
+// so no other name reaches the store.
+func checkRecipient(sess *tmux.Session, ignored map[string]bool, people []string, name string) error {
 	var others []string
-	for _, r := range recipients(sess, ignored) {
+	for _, r := range recipients(sess, ignored, people) {
 		if !r.IsCurrent {
 			others = append(others, r.Name)
 		}
@@ -472,6 +477,10 @@ type Recipient struct {
 	// marks it; the caller's own entry has 1. It is not part of the
 	// tool's structured output.
 	Windows int `json:"-"`
+	// Person marks the address of a person, who reads mail on the web
+	// page (agentmail web), not a tmux window. It is not part of the
+	// tool's structured output either, whose schema is fixed.
+	Person bool `json:"-"`
 }
 
 // Recipients lists the windows of the caller's session in tmux order, minus
@@ -489,7 +498,11 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return recipients(sess, ignored), nil
+	people, err := st.People()
+	if err != nil {
+		return nil, err
+	}
+	return recipients(sess, ignored, people), nil
 }
 
 // recipients lists the agents of sess in tmux order: the caller's own
@@ -498,8 +511,9 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 // refuses the names this does not list as others, and a listed name that
 // several windows have (see SharedNameError). Another window with the
 // caller's own name is skipped as ignored: agent refuses such a name
-// unless .agentmailignore lists it.
-func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
+// unless .agentmailignore lists it. People's addresses come last, marked,
+// unless a window or an ignored name has it: a window keeps its address.
+func recipients(sess *tmux.Session, ignored map[string]bool, people []string) []Recipient {
 	list := []Recipient{}
 	at := map[string]bool{} // names listed
 	for _, w := range sess.Windows {
@@ -518,6 +532,11 @@ func recipients(sess *tmux.Session, ignored map[string]bool) []Recipient {
 			r.Windows, _ = windowsNamed(sess, w.Name)
 		}
 		list = append(list, r)
+	}
+	for _, p := range people {
+		if !ignored[p] && !slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return mailbox.SameMailbox(w.Name, p) }) {
+			list = append(list, Recipient{Name: p, Windows: 1, Person: true})
+		}
 	}
 	return list
 }
@@ -568,7 +587,8 @@ const NoOthers = "No other agents in this session"
 // RecipientsText is the text of list-recipients and of the CLI's
 // recipients, one operation with one text on both surfaces: one name a
 // line, the caller's as "<name> [you]", a name that several windows share
-// as "<name> [N windows: unreachable]", since send refuses it, then
+// as "<name> [N windows: unreachable]", since send refuses it, a person's
+// address as "<name> [person]", then
 // NoOthers when nobody else is there.
 func RecipientsText(list []Recipient) string {
 	lines := make([]string, 0, len(list)+1)
@@ -579,6 +599,9 @@ func RecipientsText(list []Recipient) string {
 			lines = append(lines, r.Name+" [you]")
 		case r.Windows > 1:
 			lines = append(lines, fmt.Sprintf("%s [%d windows: unreachable]", r.Name, r.Windows))
+			others++
+		case r.Person:
+			lines = append(lines, r.Name+" [person]")
 			others++
 		default:
 			lines = append(lines, r.Name)

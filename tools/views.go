@@ -160,25 +160,35 @@ func (s *Service) Thread(ctx context.Context, id string) (Thread, error) {
 	if err != nil {
 		return Thread{}, err
 	}
-	if id == "" {
-		return Thread{}, ErrThreadNotFound
-	}
 	ctx, cancel := s.lockContext(ctx)
 	defer cancel()
+	th, err := readThread(ctx, st, id)
+	if err != nil {
+		return Thread{}, s.lockError(err)
+	}
+	if !slices.ContainsFunc(th.Messages, func(m mailbox.Message) bool {
+		return m.From == sess.Self.Name || m.To == sess.Self.Name
+	}) {
+		return Thread{}, ErrThreadNotFound
+	}
+	return th, nil
+}
+
+// readThread reads the messages of thread id from every mailbox, oldest
+// first.
+func readThread(ctx context.Context, st *mailbox.Store, id string) (Thread, error) {
 	th := Thread{ID: id}
-	mine := false
-	err = eachMessage(ctx, st, func(m *mailbox.Message) bool {
+	if id == "" {
+		return th, nil
+	}
+	err := eachMessage(ctx, st, func(m *mailbox.Message) bool {
 		if m.Thread() == id {
 			th.Messages = append(th.Messages, *m)
-			mine = mine || m.From == sess.Self.Name || m.To == sess.Self.Name
 		}
 		return true
 	})
 	if err != nil {
-		return Thread{}, s.lockError(err)
-	}
-	if !mine {
-		return Thread{}, ErrThreadNotFound
+		return Thread{}, err
 	}
 	slices.SortStableFunc(th.Messages, func(a, b mailbox.Message) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))

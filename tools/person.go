@@ -1,0 +1,33 @@
+package tools
+
+import (
+	"context"
+
+	"agentmail/tmux"
+)
+
+// AsPerson returns the Terminal of the person named name who watches the
+// agents of term's session (agentmail web): term's session, with the
+// person as the caller, an address that is no window. The person may then
+// send to the session's agents, and read and answer its own mail, through
+// the same operations as an agent; a window with the person's name makes
+// every operation fail as for any name two windows have.
+func AsPerson(term Terminal, name string) Terminal { return personTerm{term: term, name: name} }
+
+type personTerm struct {
+	term Terminal
+	name string
+}
+
+func (p personTerm) Session(ctx context.Context) (*tmux.Session, error) {
+	sess, err := p.term.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The id is not one tmux gives ("@N"), so no window is taken for it.
+	self := tmux.Window{ID: "person:" + p.name, Name: p.name}
+	windows := make([]tmux.Window, 0, len(sess.Windows)+1)
+	windows = append(windows, self)
+	windows = append(windows, sess.Windows...)
+	return &tmux.Session{Self: self, Windows: windows}, nil
+}

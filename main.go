@@ -55,6 +55,7 @@ var commands = []struct {
 	{"cleanup", cleanupCmd},
 	{"onboard", onboardCmd},
 	{"mcp", mcpCmd},
+	{"web", webCmd},
 	{"help", helpCmd},
 	{"version", versionCmd},
 }

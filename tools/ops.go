@@ -242,7 +242,13 @@ func (s *Service) SendAll(ctx context.Context, recipients []string, message, rep
 	defer cancel()
 	var parent *mailbox.Message
 	if replyTo != "" {
-		if parent, err = findOwn(ctx, st, sess.Self.Name, func(m *mailbox.Message) bool { return m.ID == replyTo }); err != nil {
+		self := sess.Self.Name
+		if isPerson(sess) {
+			// A person may step into any thread of the project, all of
+			// which their page shows them.
+			self = ""
+		}
+		if parent, err = findOwn(ctx, st, self, func(m *mailbox.Message) bool { return m.ID == replyTo }); err != nil {
 			return nil, s.lockError(err)
 		}
 		if parent == nil {

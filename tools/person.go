@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"strings"
 
 	"agentmail/tmux"
 )
@@ -25,9 +26,15 @@ func (p personTerm) Session(ctx context.Context) (*tmux.Session, error) {
 		return nil, err
 	}
 	// The id is not one tmux gives ("@N"), so no window is taken for it.
-	self := tmux.Window{ID: "person:" + p.name, Name: p.name}
+	self := tmux.Window{ID: personID + p.name, Name: p.name}
 	windows := make([]tmux.Window, 0, len(sess.Windows)+1)
 	windows = append(windows, self)
 	windows = append(windows, sess.Windows...)
 	return &tmux.Session{Self: self, Windows: windows}, nil
 }
+
+// personID starts the window id of a person's session (personTerm).
+const personID = "person:"
+
+// isPerson reports whether sess is a person's, from AsPerson.
+func isPerson(sess *tmux.Session) bool { return strings.HasPrefix(sess.Self.ID, personID) }

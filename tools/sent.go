@@ -128,7 +128,8 @@ func SentViewText(v Sent) string {
 
 // Waiting says, for each recipient of a send that cannot act on its mail
 // soon, why: its status is offline, or it has set no status and nothing
-// is set up to wake it (no watch --hook waits for it and no mailman runs).
+// is set up to wake it (no watch --hook waits for it and no mailman runs),
+// unless it is a person's address.
 // The others are left out. A receive that waits is not seen: an agent
 // that waits that way and sets no status gets the note too. Callers ask
 // before they store the message, since a hook the message wakes ends.
@@ -149,9 +150,11 @@ func (s *Service) Waiting(ctx context.Context, recipients []string) map[string]s
 			out[e.Recipient] = e.Recipient + " is offline"
 		}
 	}
+	// A person reads mail on the web page, which nothing needs to wake.
+	people, _ := st.People()
 	var mailman *bool
 	for _, r := range recipients {
-		if known[r] || st.Watching(r) {
+		if known[r] || st.Watching(r) || slices.Contains(people, r) {
 			continue
 		}
 		if mailman == nil {

@@ -236,11 +236,11 @@ func eachMessage(ctx context.Context, st *mailbox.Store, fn func(m *mailbox.Mess
 }
 
 // findOwn returns the first message the caller (self) received or sent
-// that match keeps, or nil.
+// that match keeps, or nil; with self "", the first message of anybody.
 func findOwn(ctx context.Context, st *mailbox.Store, self string, match func(m *mailbox.Message) bool) (*mailbox.Message, error) {
 	var found *mailbox.Message
 	err := eachMessage(ctx, st, func(m *mailbox.Message) bool {
-		if (m.To == self || m.From == self) && match(m) {
+		if (self == "" || m.To == self || m.From == self) && match(m) {
 			found = m
 			return false
 		}

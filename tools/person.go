@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"agentmail/mailbox"
 	"agentmail/tmux"
 )
 
@@ -38,3 +39,39 @@ const personID = "person:"
 
 // isPerson reports whether sess is a person's, from AsPerson.
 func isPerson(sess *tmux.Session) bool { return strings.HasPrefix(sess.Self.ID, personID) }
+
+// MarkThreadRead marks the caller's unread messages of thread id read, as
+// receive would have, and records each read for its sender's view: a
+// person reads a thread on the page rather than with receive. It returns
+// how many it marked.
+func (s *Service) MarkThreadRead(ctx context.Context, id string) (int, error) {
+	sess, err := s.agent(ctx)
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.store()
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := s.lockContext(ctx)
+	defer cancel()
+	th, err := readThread(ctx, st, id)
+	if err != nil {
+		return 0, s.lockError(err)
+	}
+	n := 0
+	for _, m := range th.Messages {
+		if m.To != sess.Self.Name || m.ReadFlag {
+			continue
+		}
+		marked, err := st.MarkRead(ctx, m.To, &m)
+		if err != nil {
+			return n, s.lockError(err)
+		}
+		if marked {
+			n++
+			st.RecordDelivery(mailbox.DeliveryEvent{ID: m.ID, To: m.To, State: mailbox.Read})
+		}
+	}
+	return n, nil
+}

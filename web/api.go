@@ -98,16 +98,8 @@ type sendResult struct {
 const maxSendBody = 8*mailbox.MaxMessageSize + 64<<10
 
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		// A form of another site cannot send JSON without a preflight.
-		apiError(w, http.StatusUnsupportedMediaType, errors.New("send JSON (Content-Type: application/json)"))
-		return
-	}
 	var req sendRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSendBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		apiError(w, http.StatusBadRequest, errors.New("invalid request: "+err.Error()))
+	if !decodeJSON(w, r, &req) {
 		return
 	}
 	svc := s.opt.Service
@@ -121,6 +113,40 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		res.IDs = append(res.IDs, m.ID)
 	}
 	writeJSON(w, res)
+}
+
+// read marks the person's unread messages of a thread read: the page
+// asks for it when the person opens the thread.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	n, err := s.opt.Service.MarkThreadRead(r.Context(), req.ThreadID)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, map[string]int{"marked": n})
+}
+
+// decodeJSON decodes a request's JSON body into v, or answers why not.
+// Only JSON is taken: a form of another site cannot send it without a
+// preflight, which this server never allows.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		apiError(w, http.StatusUnsupportedMediaType, errors.New("send JSON (Content-Type: application/json)"))
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSendBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		apiError(w, http.StatusBadRequest, errors.New("invalid request: "+err.Error()))
+		return false
+	}
+	return true
 }
 
 // writeJSON answers v as JSON. HTML characters are escaped in it, so that

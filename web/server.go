@@ -104,6 +104,7 @@ func (s *Server) routes() error {
 	m.HandleFunc("GET /api/messages", s.messages)
 	m.HandleFunc("GET /api/thread", s.thread)
 	m.HandleFunc("POST /api/send", s.send)
+	m.HandleFunc("POST /api/read", s.read)
 	m.HandleFunc("GET /api/events", s.events)
 	s.mux = m
 	return nil

@@ -133,6 +133,9 @@ async function openThread(m) {
   $("thread-text").textContent = "…";
   try {
     $("thread-text").textContent = await api("/api/thread?id=" + encodeURIComponent(m.thread_id));
+    if (m.to === state.person && m.state !== "read") {
+      await api("/api/read", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ thread_id: m.thread_id }) });
+    }
   } catch (e) {
     $("thread-text").textContent = e.message;
   }

@@ -73,6 +73,7 @@ func TestScript(t *testing.T) {
 			"tmuxgone":     cmdTmuxGone,
 			"unprivileged": cmdUnprivileged,
 			"jsonhas":      cmdJSONHas,
+			"web":          cmdWeb,
 		},
 	})
 }

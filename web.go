@@ -123,11 +123,17 @@ func personService(ctx context.Context, e *env, name string, logf func(string, .
 	}
 	svc := &tools.Service{Store: st, TermErr: base.TermErr}
 	if base.Term != nil {
-		svc.Term = tools.AsPerson(base.Term, name)
-		if _, err := svc.Recipients(ctx); err != nil {
-			// A window of the person's name, say: every send would fail.
-			return nil, fmt.Errorf("--as %s: %w", name, err)
+		sess, err := base.Term.Session(ctx)
+		if err != nil {
+			return nil, err
 		}
+		for _, w := range sess.Windows {
+			if mailbox.SameMailbox(w.Name, name) {
+				// The two would share one mailbox.
+				return nil, fmt.Errorf("a window of this tmux session is named %q: choose another address with --as", w.Name)
+			}
+		}
+		svc.Term = tools.AsPerson(base.Term, name)
 	} else {
 		logf("warning: %v: the page shows the mail, but no windows, and cannot send", base.TermErr)
 	}

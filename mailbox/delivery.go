@@ -2,8 +2,10 @@ package mailbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,18 +86,76 @@ func (s *Store) Deliveries() (map[string]Delivery, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var ev DeliveryEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.ID == "" {
-			continue
-		}
-		d := out[ev.ID]
-		switch {
-		case ev.State == Notified && d.NotifiedAt.IsZero():
-			d.NotifiedAt, d.NotifiedBy = ev.At, ev.By
-		case ev.State == Read && d.ReadAt.IsZero():
-			d.ReadAt = ev.At
-		}
-		out[ev.ID] = d
+		addDelivery(out, sc.Bytes())
 	}
 	return out, sc.Err()
+}
+
+// addDelivery adds what one line of the record says to m: the first
+// notice and the first read of each message count. A line it cannot
+// parse is skipped.
+func addDelivery(m map[string]Delivery, line []byte) {
+	var ev DeliveryEvent
+	if json.Unmarshal(line, &ev) != nil || ev.ID == "" {
+		return
+	}
+	d := m[ev.ID]
+	switch {
+	case ev.State == Notified && d.NotifiedAt.IsZero():
+		d.NotifiedAt, d.NotifiedBy = ev.At, ev.By
+	case ev.State == Read && d.ReadAt.IsZero():
+		d.ReadAt = ev.At
+	}
+	m[ev.ID] = d
+}
+
+// deliveryCache is what a long-lived process (the web page's server) has
+// read of the record so far: the file, how far into it, and what it said.
+type deliveryCache struct {
+	fi  fs.FileInfo
+	off int64
+	m   map[string]Delivery
+}
+
+// DeliveriesOf returns what the record says of the messages ids, as
+// Deliveries does. The store keeps what it read, and reads only the lines
+// appended since, so that a page of a long history does not parse the
+// whole record each time; a record replaced or cut short is read again.
+func (s *Store) DeliveriesOf(ids []string) (map[string]Delivery, error) {
+	s.deliveryMu.Lock()
+	defer s.deliveryMu.Unlock()
+	f, fi, err := OpenOwn(filepath.Join(s.Root, dirName, deliveryFile), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.delivery = nil
+		return map[string]Delivery{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := s.delivery
+	if c == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off {
+		c = &deliveryCache{m: map[string]Delivery{}}
+	}
+	if fi.Size() > c.off {
+		buf := make([]byte, fi.Size()-c.off)
+		n, err := f.ReadAt(buf, c.off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		// Only whole lines: the last may be being written.
+		whole := bytes.LastIndexByte(buf[:n], '\n') + 1
+		for line := range bytes.Lines(buf[:whole]) {
+			addDelivery(c.m, line)
+		}
+		c.off += int64(whole)
+	}
+	c.fi, s.delivery = fi, c
+	out := make(map[string]Delivery, len(ids))
+	for _, id := range ids {
+		if d, ok := c.m[id]; ok {
+			out[id] = d
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,8 @@ package mailbox
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -78,5 +80,29 @@ func TestWatchProject(t *testing.T) {
 	case <-changes:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change reported for a new message")
+	}
+}
+
+// TestDeliveriesOf reads the record as Deliveries does, again after lines
+// are appended and after the record is replaced.
+func TestDeliveriesOf(t *testing.T) {
+	s := New(t.TempDir())
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.RecordDelivery(DeliveryEvent{ID: "a", To: "bob", State: Notified, At: at, By: "hook"})
+	got, err := s.DeliveriesOf([]string{"a", "b"})
+	if err != nil || len(got) != 1 || got["a"].NotifiedBy != "hook" {
+		t.Fatalf("DeliveriesOf = %v, %v", got, err)
+	}
+	s.RecordDelivery(DeliveryEvent{ID: "a", To: "bob", State: Read, At: at})
+	s.RecordDelivery(DeliveryEvent{ID: "b", To: "bob", State: Read, At: at})
+	got, _ = s.DeliveriesOf([]string{"a", "b"})
+	all, _ := s.Deliveries()
+	if len(got) != 2 || got["a"] != all["a"] || got["b"] != all["b"] || got["a"].ReadAt.IsZero() {
+		t.Errorf("after appends: %v, want %v", got, all)
+	}
+	os.Remove(filepath.Join(s.Root, dirName, deliveryFile))
+	s.RecordDelivery(DeliveryEvent{ID: "c", To: "bob", State: Read, At: at})
+	if got, _ := s.DeliveriesOf([]string{"a", "c"}); len(got) != 1 || got["c"].ReadAt.IsZero() {
+		t.Errorf("after a new record: %v", got)
 	}
 }

@@ -54,6 +54,10 @@ type Store struct {
 	// valid: Unread and HasUnread write no file (see countUnread).
 	hintsMu sync.Mutex
 	hints   map[string]cursor
+
+	// delivery is what DeliveriesOf read of the delivery record.
+	deliveryMu sync.Mutex
+	delivery   *deliveryCache
 }
 
 // New returns a Store for root. It does no I/O and takes no lock.

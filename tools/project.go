@@ -219,7 +219,11 @@ func (s *Service) Messages(ctx context.Context, f MessageFilter) (Page, error) {
 	})
 	more := len(all) > limit
 	all = all[:min(len(all), limit)]
-	deliveries, err := st.Deliveries()
+	ids := make([]string, len(all))
+	for i, x := range all {
+		ids[i] = x.m.ID
+	}
+	deliveries, err := st.DeliveriesOf(ids)
 	if err != nil {
 		return Page{}, err
 	}

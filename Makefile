@@ -32,6 +32,7 @@ bench:
 	go run ./bench/mailbox -bin $(BENCH_BIN)
 	CGO_ENABLED=0 go run ./bench/mcp -bin $(BENCH_BIN) $(if $(COMPARE),-compare $(COMPARE))
 	CGO_ENABLED=0 go run ./bench/http -bin $(BENCH_BIN)
+	go run ./bench/web -bin $(BENCH_BIN)
 
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, over stdio, Streamable HTTP and HTTP+SSE; the

@@ -468,6 +468,16 @@ func (r *round) read() (in inputs, ok bool) {
 	} else {
 		m.report("ignore", "")
 	}
+	// A person reads mail on the web page and has no pane: never rung,
+	// as an ignored name is not.
+	if people, err := m.Store.People(); err == nil && len(people) > 0 {
+		if in.ignored == nil {
+			in.ignored = map[string]bool{}
+		}
+		for _, p := range people {
+			in.ignored[p] = true
+		}
+	}
 	in.boxes, err = m.Store.Mailboxes()
 	if err != nil {
 		m.report("mailboxes", "cannot list the mailboxes: "+err.Error())

@@ -46,6 +46,14 @@ func TestPersonAddress(t *testing.T) {
 	if reply.From != "human" || reply.Thread() != m.ID {
 		t.Errorf("reply = %+v; want from human in thread %s", reply, m.ID)
 	}
+	// The person steps into a thread between two agents.
+	ab, err := alice.Send(ctx, "bob", "shall we drop the cache?", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := human.Send(ctx, "alice", "no, keep it", ab.ID); err != nil || m.Thread() != ab.ID {
+		t.Errorf("the person's reply in alice's thread: %+v, %v", m, err)
+	}
 	if _, err := human.Send(ctx, "human", "to myself", ""); !errors.Is(err, tools.ErrRecipientNotFound) {
 		t.Errorf("send to oneself: %v", err)
 	}

@@ -61,7 +61,9 @@ function renderAgents(view) {
       to.append(t);
     }
   }
-  to.value = keepTo;
+  // A choice the person made survives the refresh; the first agent is
+  // the default.
+  if (keepTo && [...to.options].some((o) => o.value === keepTo)) to.value = keepTo;
   filter.value = keepFilter;
 }
 
@@ -99,6 +101,7 @@ async function refresh() {
     state.next = page.next || "";
     $("more").hidden = !state.next;
     $("messages-empty").hidden = state.shown > 0;
+    if (current) await loadThread();
   } catch (e) {
     $("agents-error").hidden = false;
     $("agents-error").textContent = e.message;
@@ -131,11 +134,21 @@ async function openThread(m) {
   for (const li of $("messages").children) li.classList.toggle("selected", li.dataset.thread === m.thread_id);
   $("thread").hidden = false;
   $("thread-text").textContent = "…";
-  try {
-    $("thread-text").textContent = await api("/api/thread?id=" + encodeURIComponent(m.thread_id));
-    if (m.to === state.person && m.state !== "read") {
+  await loadThread();
+  if (m.to === state.person && m.state !== "read") {
+    // The person has read it: its sender sees "read", the count drops.
+    try {
       await api("/api/read", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ thread_id: m.thread_id }) });
+    } catch (e) {
+      $("compose-status").textContent = e.message;
     }
+  }
+}
+
+// loadThread shows the open thread's text, as text.
+async function loadThread() {
+  try {
+    $("thread-text").textContent = await api("/api/thread?id=" + encodeURIComponent(current.thread_id));
   } catch (e) {
     $("thread-text").textContent = e.message;
   }

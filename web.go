@@ -96,7 +96,7 @@ func runWeb(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ln.Close()
-	srv, err := web.New(web.Options{Service: svc, Person: o.as, Addr: ln.Addr().String(), TLS: scheme == "https", Logf: logf})
+	srv, err := web.New(web.Options{Service: svc, Person: o.as, Addr: ln.Addr().String(), Host: o.host, TLS: scheme == "https", Logf: logf})
 	if err != nil {
 		return err
 	}

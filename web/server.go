@@ -33,6 +33,10 @@ type Options struct {
 	// Addr is the address the server listens on, "host:port": a request
 	// must name it as its Host.
 	Addr string
+	// Host is the name the server was asked to listen on (--host), which
+	// a request may name too, with Addr's port: a name of the machine
+	// that the person chose.
+	Host string
 	// TLS says whether the listener speaks TLS, for the Origin a page of
 	// this server sends and the cookie's Secure flag.
 	TLS bool
@@ -144,19 +148,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // hostAllowed reports whether hostport, a request's Host, names the
-// address the server listens on: as given, or, on a loopback address,
-// as localhost or another loopback literal with the same port. A name
-// that only DNS gives (the rebinding attack) is refused.
+// address the server listens on, with its port: the address itself, the
+// name given as --host, on a loopback address localhost or another
+// loopback literal, and on every interface (0.0.0.0) any address
+// literal. Any other name, one that only DNS gives (the rebinding
+// attack), is refused.
 func (s *Server) hostAllowed(hostport string) bool {
 	if strings.EqualFold(hostport, s.opt.Addr) {
 		return true
 	}
 	host, port, err := net.SplitHostPort(hostport)
 	bhost, bport, berr := net.SplitHostPort(s.opt.Addr)
-	if err != nil || berr != nil || port != bport || !isLoopback(bhost) {
+	if err != nil || berr != nil || port != bport {
 		return false
 	}
-	return strings.EqualFold(host, "localhost") || isLoopback(host)
+	bound := net.ParseIP(bhost)
+	switch {
+	case s.opt.Host != "" && strings.EqualFold(host, strings.Trim(s.opt.Host, "[]")):
+		return true
+	case isLoopback(bhost):
+		return strings.EqualFold(host, "localhost") || isLoopback(host)
+	case bound != nil && bound.IsUnspecified():
+		return net.ParseIP(strings.Trim(host, "[]")) != nil
+	}
+	return false
 }
 
 func isLoopback(host string) bool {

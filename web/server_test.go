@@ -298,3 +298,27 @@ func TestPageText(t *testing.T) {
 	}
 	t.Logf("page weight: %d bytes", total)
 }
+
+// TestHostEverywhere checks the Host of a server bound to every interface
+// (with TLS): any address literal with its port passes on to the cookie
+// check, a name does not, and nor does another port.
+func TestHostEverywhere(t *testing.T) {
+	svc := &tools.Service{Store: mailbox.New(t.TempDir())}
+	srv, err := web.New(web.Options{Service: svc, Person: "human", Addr: "0.0.0.0:8443", Host: "0.0.0.0", TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]int{
+		"192.0.2.7:8443":     http.StatusUnauthorized,
+		"[2001:db8::1]:8443": http.StatusUnauthorized,
+		"evil.example:8443":  http.StatusForbidden,
+		"192.0.2.7:9":        http.StatusForbidden,
+	} {
+		req := httptest.NewRequest("GET", "https://"+host+"/api/agents", nil)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
+		}
+	}
+}

@@ -10,9 +10,15 @@ import (
 // for the scripts: it shows "> ", echoes what is typed, and takes the line
 // on Enter, saying "you said: <line>" and showing a new prompt. Backspace
 // and Ctrl-U edit the line; Ctrl-C ends it. With the argument "swallow" it
-// ignores Enter, as a prompt that has not finished drawing may.
+// ignores Enter, as a prompt that has not finished drawing may; with
+// "newline" it takes Enter as a new line of the box, as Codex and Gemini
+// CLI do with an Enter typed right after the text: the cursor goes to an
+// empty line below it and nothing is sent.
 func fakePrompt() {
-	swallow := len(os.Args) > 1 && os.Args[1] == "swallow"
+	mode := ""
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
 	stty := exec.Command("stty", "raw", "-echo")
 	stty.Stdin = os.Stdin
 	if err := stty.Run(); err != nil {
@@ -30,7 +36,12 @@ func fakePrompt() {
 		}
 		switch {
 		case c == '\r' || c == '\n':
-			if !swallow {
+			switch mode {
+			case "swallow":
+			case "newline":
+				out.WriteString("\r\n")
+				line = append(line, '\n')
+			default:
 				out.WriteString("\r\nyou said: " + string(line) + "\r\n> ")
 				line = line[:0]
 			}

@@ -89,7 +89,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -145,10 +144,10 @@ func (m *Mailman) wake(ctx context.Context, c *candidate) error {
 	c.by = "mailman"
 	if c.prompt != "" {
 		line, err := m.Term.InputLine(ctx, c.target)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if line != c.prompt {
+		case line != c.prompt:
 			return errDraft
 		}
 	}
@@ -156,7 +155,7 @@ func (m *Mailman) wake(ctx context.Context, c *candidate) error {
 		return err
 	}
 	if c.prompt != "" {
-		return m.submitted(ctx, c.target)
+		return m.submitted(ctx, c.target, c.prompt)
 	}
 	return nil
 }
@@ -172,17 +171,19 @@ var errNotSubmitted = errors.New("the ring did not leave its input line")
 // once Enter is pressed.
 const submitWait = 2 * time.Second
 
-// submitted waits for the ring's text to leave pane's input line, as it
-// does when the assistant takes the line; it is never deleted when it
-// stays.
-func (m *Mailman) submitted(ctx context.Context, pane string) error {
+// submitted waits for pane's input line to be back as the agent left it
+// (prompt), as it is once the assistant has taken the ring. That the text
+// is gone is not enough: a prompt box that takes a fast Enter as a new
+// line moves the cursor to an empty line below the text, which stays
+// unsent. The text is never deleted when it stays.
+func (m *Mailman) submitted(ctx context.Context, pane, prompt string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitWait)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		line, err := m.Term.InputLine(ctx, pane)
-		if err == nil && !strings.Contains(line, ringText) {
+		if err == nil && line == prompt {
 			return nil
 		}
 		select {
@@ -615,7 +616,7 @@ func (r *round) settle(c *candidate, err error) {
 	case err != nil && r.ctx.Err() != nil && errors.Is(err, r.ctx.Err()):
 		// The stop came before the ring started: nothing was typed, and
 		// nothing failed.
-	case errors.Is(err, errDraft):
+	case errors.Is(err, errDraft), errors.Is(err, tmux.ErrPaneInMode):
 		// Looked at again on the next passes, which come soon enough.
 		m.report("window "+c.name, fmt.Sprintf("not ringing %q now: %v; trying again", c.name, err))
 		r.later(now.Add(recheckInterval))

@@ -385,19 +385,28 @@ func isID(s string, sigil byte) bool {
 	return true
 }
 
+// ErrPaneInMode is InputLine's error for a pane in a mode, such as copy
+// mode while a person scrolls it back: what is typed there goes to the
+// mode, not to the program, and the screen shown is not the program's.
+var ErrPaneInMode = errors.New("its pane is in a mode (copy mode, say): a person may be scrolling it")
+
 // InputLine returns the text of the line pane's cursor is on, trailing
 // spaces removed: where an assistant's prompt box or a shell takes what is
 // typed. Comparing it with the line as it was when the agent became ready
-// tells a draft a person is typing from an empty prompt.
+// tells a draft a person is typing from an empty prompt. A pane in a mode
+// gives ErrPaneInMode.
 func (c *Client) InputLine(ctx context.Context, pane string) (string, error) {
 	if !isPaneID(pane) {
 		return "", fmt.Errorf("tmux: cannot read %q: not a pane id like %%3", pane)
 	}
-	y, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{cursor_y}")
+	at, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{pane_in_mode} #{cursor_y}")
 	if err != nil {
 		return "", err
 	}
-	y = strings.TrimSpace(y)
+	mode, y, _ := strings.Cut(strings.TrimSpace(at), " ")
+	if mode != "0" {
+		return "", ErrPaneInMode
+	}
 	if _, err := strconv.Atoi(y); err != nil {
 		return "", fmt.Errorf("tmux: cursor line of %s: %q is not a number", pane, y)
 	}

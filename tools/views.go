@@ -156,15 +156,9 @@ func (s *Service) Thread(ctx context.Context, id string) (Thread, error) {
 	if err != nil {
 		return Thread{}, err
 	}
-	st, err := s.store()
+	th, err := s.ProjectThread(ctx, id)
 	if err != nil {
 		return Thread{}, err
-	}
-	ctx, cancel := s.lockContext(ctx)
-	defer cancel()
-	th, err := readThread(ctx, st, id)
-	if err != nil {
-		return Thread{}, s.lockError(err)
 	}
 	if !slices.ContainsFunc(th.Messages, func(m mailbox.Message) bool {
 		return m.From == sess.Self.Name || m.To == sess.Self.Name

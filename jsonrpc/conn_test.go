@@ -551,7 +551,6 @@ func TestServeDuplicateID(t *testing.T) {
 	w := newWaiter()
 	pre := newPreempter()
 	p := startWaiterWith(t, context.Background(), w, pre)
-	pre.conn = p.conn
 
 	p.send(call("1", "wait"), call("1", "ping"), call(`"1"`, "ping"), markLine)
 	recv(t, pre.marks, "the mark")
@@ -570,7 +569,6 @@ func TestServeTooLargeDuplicateID(t *testing.T) {
 	w := newWaiter()
 	pre := newPreempter()
 	p := startWaiterWith(t, context.Background(), w, pre)
-	pre.conn = p.conn
 
 	p.send(call("1", "wait"))
 	p.send(`{"jsonrpc":"2.0","method":"echo","params":{"s":"`+strings.Repeat("a", jsonrpc.MaxFrame)+`"},"id":1}`, markLine)
@@ -679,7 +677,6 @@ func TestServeCancelWaiting(t *testing.T) {
 	w := newWaiter()
 	pre := newPreempter()
 	p := startWaiterWith(t, context.Background(), w, pre)
-	pre.conn = p.conn
 
 	p.send(call("2", "wait"))
 	for _, tt := range []struct {
@@ -1057,10 +1054,11 @@ func startWaiter(t *testing.T, ctx context.Context, w *waiter, opt jsonrpc.Optio
 	return p
 }
 
-// startWaiterWith is startWaiter with the preempter's notifications.
+// startWaiterWith is startWaiter with the preempter's notifications, for
+// the Conn it serves.
 func startWaiterWith(t *testing.T, ctx context.Context, w *waiter, pre *preempter) *pipeConn {
 	p := startPipe(t, ctx, pre.wrap(w.handle), jsonrpc.Options{})
-	w.conn, w.out = p.conn, p.out
+	w.conn, w.out, pre.conn = p.conn, p.out, p.conn
 	return p
 }
 
@@ -1095,7 +1093,6 @@ func TestAsyncCancelled(t *testing.T) {
 	w := newWaiter()
 	pre := newPreempter()
 	p := startWaiterWith(t, context.Background(), w, pre)
-	pre.conn = p.conn
 	p.send(call(`"w"`, "wait"), call("2", "ping"))
 	p.out.waitLines(t, 1)
 	p.send(cancelLine(`"w"`))
@@ -1502,7 +1499,6 @@ func TestServeNoGoroutineLeak(t *testing.T) {
 		w := newWaiter()
 		pre := newPreempter()
 		p := startWaiterWith(t, context.Background(), w, pre)
-		pre.conn = p.conn
 		p.send(call("1", "wait"), call("2", "wait"), call("3", "wait"), call("4", "ping"))
 		p.out.waitLines(t, 1) // the waiters' handlers have returned
 		p.send(cancelLine("2"))

@@ -142,14 +142,18 @@ func (m *Mailman) wake(ctx context.Context, c *candidate) error {
 		m.logf("cannot queue for %q in its Codex session: %v; typing instead", c.name, err)
 	}
 	c.by = "mailman"
-	if c.prompt != "" {
-		line, err := m.Term.InputLine(ctx, c.target)
-		switch {
-		case err != nil:
-			return err
-		case line != c.prompt:
-			return errDraft
-		}
+	// A pane in copy mode takes keys as commands, whatever its agent: it
+	// is looked at before every ring. The line itself is compared only
+	// with one recorded at ready.
+	line, err := m.Term.InputLine(ctx, c.target)
+	switch {
+	case errors.Is(err, tmux.ErrPaneInMode):
+		return err
+	case c.prompt == "":
+	case err != nil:
+		return err
+	case line != c.prompt:
+		return errDraft
 	}
 	if err := m.Term.Type(ctx, c.target, ringText); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"agentmail/mailbox"
@@ -152,16 +153,12 @@ func (s *Service) Waiting(ctx context.Context, recipients []string) map[string]s
 	}
 	// A person reads mail on the web page, which nothing needs to wake.
 	people, _ := st.People()
-	var mailman *bool
+	mailman := sync.OnceValue(func() bool { return mailmanRuns(st) })
 	for _, r := range recipients {
 		if known[r] || st.Watching(r) || slices.Contains(people, r) {
 			continue
 		}
-		if mailman == nil {
-			runs := mailmanRuns(st)
-			mailman = &runs
-		}
-		if !*mailman {
+		if !mailman() {
 			out[r] = r + " has set no status and nothing wakes it"
 		}
 	}

@@ -473,15 +473,19 @@ func (r *round) read() (in inputs, ok bool) {
 	} else {
 		m.report("ignore", "")
 	}
-	// A person reads mail on the web page and has no pane: never rung,
-	// as an ignored name is not.
-	if people, err := m.Store.People(); err == nil && len(people) > 0 {
-		if in.ignored == nil {
-			in.ignored = map[string]bool{}
-		}
-		for _, p := range people {
-			in.ignored[p] = true
-		}
+	// A person reads mail on the web page, and a named agent reaches the
+	// project over HTTP: neither has a pane, and a window that takes
+	// such a name is never rung for it, as an ignored name is not.
+	people, _ := m.Store.People()
+	named, _ := m.Store.NamedAgents(r.ctx)
+	if len(people)+len(named) > 0 && in.ignored == nil {
+		in.ignored = map[string]bool{}
+	}
+	for _, p := range people {
+		in.ignored[p] = true
+	}
+	for _, a := range named {
+		in.ignored[a.Name] = true
 	}
 	in.boxes, err = m.Store.Mailboxes()
 	if err != nil {

@@ -225,12 +225,12 @@ func (s *Service) SendAll(ctx context.Context, recipients []string, message, rep
 	if err != nil {
 		return nil, err
 	}
-	people, err := st.People()
+	others, err := otherAddresses(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range recipients {
-		if err := checkRecipient(sess, ignored, people, r); err != nil {
+		if err := checkRecipient(sess, ignored, others, r); err != nil {
 			if len(recipients) > 1 {
 				// Nothing is stored: the send names the one that failed.
 				return nil, fmt.Errorf("%q: %w; nothing was sent", r, err)
@@ -319,9 +319,9 @@ func checkRecipientList(recipients []string) error {
 // checkRecipient checks that name is another agent's address in sess, or
 // a person's (see mailbox.Store.People). Only valid names are recipients,
 // so no other name reaches the store.
-func checkRecipient(sess *tmux.Session, ignored map[string]bool, people []string, name string) error {
+func checkRecipient(sess *tmux.Session, ignored map[string]bool, addrs []address, name string) error {
 	var others []string
-	for _, r := range recipients(sess, ignored, people) {
+	for _, r := range recipients(sess, ignored, addrs) {
 		if !r.IsCurrent {
 			others = append(others, r.Name)
 		}
@@ -487,6 +487,10 @@ type Recipient struct {
 	// page (agentmail web), not a tmux window. It is not part of the
 	// tool's structured output either, whose schema is fixed.
 	Person bool `json:"-"`
+	// Remote marks a named agent: one that is no tmux window and reaches
+	// the project's HTTP server with a token of its own (agentmail agent).
+	// Not part of the structured output either.
+	Remote bool `json:"-"`
 }
 
 // Recipients lists the windows of the caller's session in tmux order, minus
@@ -504,11 +508,11 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 	if err != nil {
 		return nil, err
 	}
-	people, err := st.People()
+	others, err := otherAddresses(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	return recipients(sess, ignored, people), nil
+	return recipients(sess, ignored, others), nil
 }
 
 // recipients lists the agents of sess in tmux order: the caller's own
@@ -517,9 +521,10 @@ func (s *Service) Recipients(ctx context.Context) ([]Recipient, error) {
 // refuses the names this does not list as others, and a listed name that
 // several windows have (see SharedNameError). Another window with the
 // caller's own name is skipped as ignored: agent refuses such a name
-// unless .agentmailignore lists it. People's addresses come last, marked,
-// unless a window or an ignored name has it: a window keeps its address.
-func recipients(sess *tmux.Session, ignored map[string]bool, people []string) []Recipient {
+// unless .agentmailignore lists it. The addresses that are no window,
+// people's and named agents', come last, marked, unless a window or an
+// ignored name has it: a window keeps its address.
+func recipients(sess *tmux.Session, ignored map[string]bool, addrs []address) []Recipient {
 	list := []Recipient{}
 	at := map[string]bool{} // names listed
 	for _, w := range sess.Windows {
@@ -539,9 +544,9 @@ func recipients(sess *tmux.Session, ignored map[string]bool, people []string) []
 		}
 		list = append(list, r)
 	}
-	for _, p := range people {
-		if !ignored[p] && !slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return mailbox.SameMailbox(w.Name, p) }) {
-			list = append(list, Recipient{Name: p, Windows: 1, Person: true})
+	for _, a := range addrs {
+		if !ignored[a.name] && !slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return mailbox.SameMailbox(w.Name, a.name) }) {
+			list = append(list, Recipient{Name: a.name, Windows: 1, Person: !a.remote, Remote: a.remote})
 		}
 	}
 	return list
@@ -608,6 +613,9 @@ func RecipientsText(list []Recipient) string {
 			others++
 		case r.Person:
 			lines = append(lines, r.Name+" [person]")
+			others++
+		case r.Remote:
+			lines = append(lines, r.Name+" [remote]")
 			others++
 		default:
 			lines = append(lines, r.Name)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"agentmail/mailbox"
@@ -14,11 +15,21 @@ import (
 // send to the session's agents, and read and answer its own mail, through
 // the same operations as an agent; a window with the person's name makes
 // every operation fail as for any name two windows have.
-func AsPerson(term Terminal, name string) Terminal { return personTerm{term: term, name: name} }
+func AsPerson(term Terminal, name string) Terminal {
+	return personTerm{term: term, name: name, id: personID}
+}
+
+// AsNamedAgent returns the Terminal of the named agent name (see
+// mailbox.NamedAgent), which reaches the project from outside tmux: as
+// AsPerson, with an agent's rights rather than a person's.
+func AsNamedAgent(term Terminal, name string) Terminal {
+	return personTerm{term: term, name: name, id: namedID}
+}
 
 type personTerm struct {
 	term Terminal
 	name string
+	id   string // personID or namedID
 }
 
 func (p personTerm) Session(ctx context.Context) (*tmux.Session, error) {
@@ -27,15 +38,49 @@ func (p personTerm) Session(ctx context.Context) (*tmux.Session, error) {
 		return nil, err
 	}
 	// The id is not one tmux gives ("@N"), so no window is taken for it.
-	self := tmux.Window{ID: personID + p.name, Name: p.name}
+	self := tmux.Window{ID: p.id + p.name, Name: p.name}
 	windows := make([]tmux.Window, 0, len(sess.Windows)+1)
 	windows = append(windows, self)
 	windows = append(windows, sess.Windows...)
 	return &tmux.Session{Self: self, Windows: windows}, nil
 }
 
-// personID starts the window id of a person's session (personTerm).
-const personID = "person:"
+// personID and namedID start the window id of a person's session and a
+// named agent's (personTerm).
+const (
+	personID = "person:"
+	namedID  = "agent:"
+)
+
+// address is a name that is no tmux window: a person's address, or a
+// named agent's (remote).
+type address struct {
+	name   string
+	remote bool
+}
+
+// otherAddresses returns the addresses of st that are no window: people's,
+// then named agents'.
+func otherAddresses(ctx context.Context, st *mailbox.Store) ([]address, error) {
+	people, err := st.People()
+	if err != nil {
+		return nil, err
+	}
+	named, err := st.NamedAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]address, 0, len(people)+len(named))
+	for _, p := range people {
+		list = append(list, address{name: p})
+	}
+	for _, a := range named {
+		if !slices.Contains(people, a.Name) {
+			list = append(list, address{name: a.Name, remote: true})
+		}
+	}
+	return list, nil
+}
 
 // isPerson reports whether sess is a person's, from AsPerson.
 func isPerson(sess *tmux.Session) bool { return strings.HasPrefix(sess.Self.ID, personID) }

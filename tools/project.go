@@ -22,7 +22,8 @@ import (
 type Agent struct {
 	Name string `json:"name"`
 	// Kind is "window" (a tmux window of the session), "person" (see
-	// mailbox.Store.People) or "mailbox" (a name that has mail but no
+	// mailbox.Store.People), "remote" (a named agent, see
+	// mailbox.NamedAgent) or "mailbox" (a name that has mail but no
 	// window now).
 	Kind         string    `json:"kind"`
 	You          bool      `json:"you,omitempty"`
@@ -54,18 +55,25 @@ func (s *Service) Agents(ctx context.Context) ([]Agent, error) {
 		}
 		for _, r := range rs {
 			a := Agent{Name: r.Name, Kind: "window", You: r.IsCurrent}
-			if r.Person || r.IsCurrent {
+			switch {
+			case r.Person || r.IsCurrent:
 				a.Kind = "person"
+			case r.Remote:
+				a.Kind = "remote"
 			}
 			list = append(list, a)
 		}
 	} else {
-		people, err := st.People()
+		others, err := otherAddresses(ctx, st)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range people {
-			list = append(list, Agent{Name: p, Kind: "person"})
+		for _, o := range others {
+			a := Agent{Name: o.name, Kind: "person"}
+			if o.remote {
+				a.Kind = "remote"
+			}
+			list = append(list, a)
 		}
 	}
 	boxes, err := st.Mailboxes()

@@ -50,6 +50,7 @@ var commands = []struct {
 	{"thread", threadCmd},
 	{"recipients", recipientsCmd},
 	{"status", statusCmd},
+	{"agent", agentCmd},
 	{"mailman", mailmanCmd},
 	{"doctor", doctorCmd},
 	{"cleanup", cleanupCmd},

@@ -137,6 +137,15 @@ func personService(ctx context.Context, e *env, name string, logf func(string, .
 	} else {
 		logf("warning: %v: the page shows the mail, but no windows, and cannot send", base.TermErr)
 	}
+	named, err := st.NamedAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range named {
+		if mailbox.SameMailbox(a.Name, name) {
+			return nil, fmt.Errorf("%q is a named agent (agentmail agent list): choose another address with --as", a.Name)
+		}
+	}
 	if err := st.AddPerson(name); err != nil {
 		return nil, fmt.Errorf("adding %s to the people's addresses: %w", name, err)
 	}

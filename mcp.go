@@ -13,7 +13,7 @@ import (
 
 var mcpCmd = &command{
 	summary: "Run the MCP server on standard input and output, or over HTTP",
-	usage:   "agentmail mcp [--agent NAME] [--tmux-socket PATH] [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE]",
+	usage:   "agentmail mcp [--agent NAME] [--tmux-socket PATH] [--transport stdio|http|sse] [--host HOST] [--port N] [--path PATH] [--no-token] [--allow-origin ORIGINS] [--tls-cert FILE --tls-key FILE] [--insecure-http]",
 	help: `Serve the Model Context Protocol (JSON-RPC 2.0) with four tools: send,
 receive, status and list-recipients. Logs go to standard error.
 
@@ -30,12 +30,20 @@ tmux server on the same socket counts as gone).
 
 With --transport http it serves Streamable HTTP for every agent of the
 tmux session it runs in, and prints the URL it serves on standard error.
-Each request names its agent with the header "Agentmail-Pane: %N" (the
-client's $TMUX_PANE) or "Agentmail-Agent: <window name>", and carries the
-token as "Authorization: Bearer <token>". A client that also sends
-"Agentmail-Tmux: $TMUX" is refused when its tmux server is another one. It exits 0 on SIGTERM or SIGINT,
-after a second for the requests in progress, and 1 when its tmux pane goes
-away.
+The server's token (the shared token, $AGENTMAIL_TOKEN or the file
+.agentmail/http-token) trusts every local agent: a request that carries it
+as "Authorization: Bearer <token>" acts as the agent its header names,
+"Agentmail-Pane: %N" (the client's $TMUX_PANE) or "Agentmail-Agent:
+<window name>". A client that also sends "Agentmail-Tmux: $TMUX" is
+refused when its tmux server is another one. An agent that is no window of
+the session, on another machine say, gets a token of its own (agentmail
+agent add NAME): a request with it acts as that agent and nobody else,
+and needs no header; one naming someone else gets 403, and a removed
+agent's token 401. An initialize (or a 2026-07-28 request) that names no
+agent is refused with 400, so a client fails at connect. The server's own
+window, when the server is its only pane's command, is no recipient. It
+exits 0 on SIGTERM or SIGINT, after a second for the requests in
+progress, and 1 when its tmux pane goes away.
 
 With --transport sse it serves the older HTTP+SSE transport (protocol
 2024-11-05) in the same way, for clients that predate Streamable HTTP:
@@ -58,7 +66,7 @@ http or sse):
                           no $TMUX (tmux -S PATH)
   --transport T           stdio, http or sse (default stdio)
   --host HOST             the address to listen on (default 127.0.0.1; a
-                          non-loopback address without TLS gets a warning)
+                          non-loopback address needs TLS or --insecure-http)
   --port N                the port (default 3000; 0 picks a free one)
   --path PATH             the endpoint's path (default /mcp; /sse for sse)
   --no-token              ask for no token; refused unless --host is loopback
@@ -66,6 +74,8 @@ http or sse):
                           separated (others get 403)
   --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
   --tls-key FILE          ... and this key (PEM)
+  --insecure-http         serve a non-loopback address without TLS (behind
+                          a TLS proxy, say), with a warning at start
 
 Environment:
   TMUX             the tmux server (set by tmux)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +38,7 @@ type mcpOptions struct {
 	tlsKey       string
 	agent        string
 	socket       string
+	insecureHTTP bool
 }
 
 // parseMCPFlags parses the flags of "agentmail mcp". The HTTP flags are
@@ -53,6 +56,7 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "")
 	fs.StringVar(&o.agent, "agent", "", "")
 	fs.StringVar(&o.socket, "tmux-socket", "", "")
+	fs.BoolVar(&o.insecureHTTP, "insecure-http", false, "")
 	if err := noArgs(fs, args); err != nil {
 		return nil, err
 	}
@@ -87,6 +91,9 @@ func parseMCPFlags(args []string) (*mcpOptions, error) {
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return nil, usagef("--tls-cert and --tls-key go together")
+	}
+	if o.tlsCert == "" && !o.insecureHTTP && !isLoopback(o.host) {
+		return nil, usagef("serving on %q, beyond this machine, needs TLS (--tls-cert FILE --tls-key FILE): tokens and mail would cross the network in the clear; --insecure-http serves without it anyway (behind a TLS proxy, say)", o.host)
 	}
 	if !strings.HasPrefix(o.path, "/") {
 		return nil, usagef("invalid path %q: it must start with /", o.path)
@@ -172,17 +179,40 @@ func newHTTPHandler(ctx context.Context, e *env, o *mcpOptions, logf func(string
 		return nil, client, err
 	}
 	agents := &agentResolver{client: client, session: session, store: store, tmux: os.Getenv("TMUX")}
+	if agents.window, err = ownWindow(ctx, client); err != nil {
+		return nil, client, err
+	}
+	tokens := &mailbox.Tokens{Store: store}
 	return mcp.NewHTTPHandler(mcp.HTTPOptions{
 		Version:      version,
 		Logf:         logf,
 		Resolve:      agents.resolve,
 		Token:        token,
+		NamedAgent:   tokens.Agent,
 		SessionKey:   sessionKey(token),
 		Host:         o.host,
 		AllowOrigins: o.origins(),
 		SSE:          o.transport == "sse",
 		Ended:        &endedFile{path: filepath.Join(store.Dir(), endedName)},
 	}), client, nil
+}
+
+// ownWindow returns the id of the window the server runs in, when it is
+// no agent's: the server is its only pane's foreground command, run from
+// the pane's shell or as its first process. "" otherwise: a server run in
+// the background of an agent's pane, or beside it, leaves its window
+// listed.
+func ownWindow(ctx context.Context, client *tmux.Client) (string, error) {
+	w, err := client.WindowOf(ctx, client.Pane)
+	if err != nil {
+		return "", err
+	}
+	comm, _ := os.ReadFile("/proc/self/comm")
+	self := cmp.Or(strings.TrimSpace(string(comm)), filepath.Base(os.Args[0]))
+	if w.Panes == 1 && w.Command == self && (w.PID == os.Getpid() || w.PID == os.Getppid()) {
+		return w.Window, nil
+	}
+	return "", nil
 }
 
 // listen opens the server's listener, with TLS when it has a certificate,
@@ -204,7 +234,7 @@ func listen(o *mcpOptions, logf func(string, ...any)) (net.Listener, error) {
 	if tlsConfig != nil {
 		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 	} else if !isLoopback(o.host) {
-		logf("warning: serving on %s without TLS: the token and the mail cross the network in the clear (see --tls-cert)", o.host)
+		logf("warning: --insecure-http: serving on %s without TLS: tokens and mail cross the network in the clear", o.host)
 	}
 	what := "Streamable HTTP"
 	if o.transport == "sse" {
@@ -289,11 +319,18 @@ func sessionKey(token string) []byte {
 type agentResolver struct {
 	client  *tmux.Client
 	session string // the id of the server's session, "$N"
+	window  string // the id of the server's own window, "@N"
 	store   *mailbox.Store
 	tmux    string // the server's $TMUX
 }
 
 func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Service, error) {
+	if id.Named != "" {
+		// A named agent has no pane: it is the caller of the server's
+		// session, as a person is on the web page.
+		term := sessionTerm{client: a.client, session: a.session, hide: a.window}
+		return &tools.Service{Store: a.store, Term: tools.AsNamedAgent(term, id.Named)}, nil
+	}
 	if id.Tmux != "" && !sameTmux(id.Tmux, a.tmux) {
 		return nil, fmt.Errorf("%s %q names another tmux server than this server's", mcp.HeaderTmux, id.Tmux)
 	}
@@ -313,7 +350,7 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 	}
 	c := *a.client
 	c.Pane = pane
-	return &tools.Service{Store: a.store, Term: sessionTerm{client: &c, session: a.session}}, nil
+	return &tools.Service{Store: a.store, Term: sessionTerm{client: &c, session: a.session, hide: a.window}}, nil
 }
 
 // sessionTerm is the tmux of an agent that an HTTP request names. Its
@@ -323,10 +360,23 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 type sessionTerm struct {
 	client  *tmux.Client
 	session string // the server's session, "$N"
+	// hide is the server's own window, which is no agent: it is not
+	// listed, unless the caller is in it.
+	hide string
 }
 
 func (t sessionTerm) Session(ctx context.Context) (*tmux.Session, error) {
-	return t.client.SessionIn(ctx, t.session)
+	sess, err := t.client.SessionIn(ctx, t.session)
+	if err != nil || sess.Self.ID == t.hide {
+		return sess, err
+	}
+	i := slices.IndexFunc(sess.Windows, func(w tmux.Window) bool { return w.ID == t.hide })
+	if i < 0 {
+		return sess, nil
+	}
+	s := *sess
+	s.Windows = slices.Delete(slices.Clone(sess.Windows), i, i+1)
+	return &s, nil
 }
 
 // inSession checks that pane is in the server's session. A pane in the

@@ -55,11 +55,12 @@ const CodeHeaderMismatch = -32020
 
 // Identity is who a request says its agent is: a pane id or a window name,
 // as the client put them in its headers, and the client's tmux server
-// when it says.
+// when it says; or the named agent whose token it carries.
 type Identity struct {
 	Pane  string
 	Agent string
 	Tmux  string
+	Named string
 }
 
 // HTTPOptions configure an HTTPHandler.
@@ -75,6 +76,10 @@ type HTTPOptions struct {
 	// Token is the bearer token every request must carry; empty means
 	// none is asked for.
 	Token string
+	// NamedAgent, when set, returns the named agent whose token token is,
+	// or "" for none: a request that carries it acts as that agent alone,
+	// whatever the server's Token.
+	NamedAgent func(ctx context.Context, token string) (string, error)
 	// SessionKey signs session ids. Processes given the same key accept
 	// each other's sessions.
 	SessionKey []byte
@@ -186,12 +191,13 @@ func (h *HTTPHandler) Stop() {
 // carries messages, GET opens a legacy session's stream for the updates
 // of its subscriptions, DELETE ends a session.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.guard(w, r) {
+	named, ok := h.guard(w, r)
+	if !ok {
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, named)
 	case http.MethodDelete:
 		h.delete(w, r)
 	case http.MethodGet:
@@ -341,24 +347,42 @@ func busy(w http.ResponseWriter) {
 	httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many requests in progress; try again shortly")
 }
 
-// agent is the Agent of a request with these headers: it resolves the
-// agent they name once, on first use.
-func (h *HTTPHandler) agent(hdr http.Header) Agent {
+// agent is the Agent of a request with these headers, from the named
+// agent named when it is not "": it resolves the agent they name once, on
+// first use.
+func (h *HTTPHandler) agent(hdr http.Header, named string) Agent {
 	var once sync.Once
 	var svc *tools.Service
 	var err error
 	return func(ctx context.Context) (*tools.Service, error) {
-		once.Do(func() { svc, err = h.resolve(ctx, hdr) })
+		once.Do(func() { svc, err = h.resolve(ctx, identity(hdr, named)) })
 		return svc, err
 	}
 }
 
+// identity is who a request with these headers, from the named agent
+// named when it is not "", says its agent is.
+func identity(hdr http.Header, named string) Identity {
+	if named != "" {
+		return Identity{Named: named}
+	}
+	return Identity{Pane: strings.TrimSpace(hdr.Get(HeaderPane)), Agent: hdr.Get(HeaderAgent), Tmux: hdr.Get(HeaderTmux)}
+}
+
+// none reports whether id names no agent.
+func (id Identity) none() bool { return id.Named == "" && id.Pane == "" && id.Agent == "" }
+
+// namesNoAgent is the error for a request that names no agent.
+func namesNoAgent() *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: no agent named: send the header %s: %%N (your $TMUX_PANE) or %s: <your window name> with the server's token, or use a named agent's own token (agentmail agent add)", HeaderPane, HeaderAgent)
+}
+
 // resolve finds the agent a request names.
-func (h *HTTPHandler) resolve(ctx context.Context, hdr http.Header) (*tools.Service, error) {
-	id := Identity{Pane: strings.TrimSpace(hdr.Get(HeaderPane)), Agent: hdr.Get(HeaderAgent), Tmux: hdr.Get(HeaderTmux)}
+func (h *HTTPHandler) resolve(ctx context.Context, id Identity) (*tools.Service, error) {
 	switch {
+	case id.Named != "":
 	case id.Pane == "" && id.Agent == "":
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: no agent named: send the header %s: %%N (your $TMUX_PANE) or %s: <your window name>", HeaderPane, HeaderAgent)
+		return nil, namesNoAgent()
 	case id.Pane != "" && id.Agent != "":
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: send %s or %s, not both", HeaderPane, HeaderAgent)
 	case h.opt.Resolve == nil:

@@ -59,6 +59,7 @@ func TestHTTPOriginScheme(t *testing.T) {
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Origin", origin)
+		r.Header.Set(mcp.HeaderAgent, "alice")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != want {

@@ -66,7 +66,7 @@ func (h *HTTPHandler) exchange(w http.ResponseWriter, r *http.Request, ps *post)
 			}
 		}()
 	}
-	if err := h.srv.serve(WithAgent(ctx, h.agent(r.Header)), c, started); err != nil && ctx.Err() == nil {
+	if err := h.srv.serve(WithAgent(ctx, h.agent(r.Header, ps.named)), c, started); err != nil && ctx.Err() == nil {
 		h.opt.Logf("http: %v", err)
 	}
 	// A write still going on (to a client that does not read) ends within

@@ -24,10 +24,12 @@ type post struct {
 	meta    string           // the revision req's _meta names
 	version string           // the legacy session's revision
 	session string           // the legacy session
+	named   string           // the named agent whose token it carries
 }
 
-// post serves one POSTed message.
-func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+// post serves one POSTed message, from the named agent named when it is
+// not "".
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, named string) {
 	if json, events := accepts(r.Header.Values("Accept")); !json || !events {
 		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: send \"Accept: application/json, text/event-stream\"")
 		return
@@ -41,6 +43,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ps := readPost(body)
+	ps.named = named
 	if it := ps.msg.Items; !ps.msg.Batch && len(it) == 1 && it[0].Err != nil && it[0].Err.Code == jsonrpc.CodeParseError {
 		writeError(w, http.StatusBadRequest, it[0].ID, it[0].Err)
 		return
@@ -97,9 +100,23 @@ func (ps *post) id() json.RawMessage {
 }
 
 // route checks a message's revision against its headers and, for the
-// legacy era, finds its session. It returns the error to answer with,
-// and its HTTP status, when the message cannot be served.
+// legacy era, finds its session; then that an initialize, or a request of
+// 2026-07-28, names its agent: a client learns it at connect, where it
+// shows errors, rather than at its first tool call. It returns the error
+// to answer with, and its HTTP status, when the message cannot be served.
 func (h *HTTPHandler) route(hdr http.Header, ps *post) (*jsonrpc.Error, int) {
+	if e, status := h.routeRevision(hdr, ps); e != nil {
+		return e, status
+	}
+	connect := ps.req != nil && ps.req.IsCall() && (ps.meta == ModernVersion || ps.req.Method == "initialize")
+	if connect && identity(hdr, ps.named).none() {
+		return namesNoAgent(), http.StatusBadRequest
+	}
+	return nil, 0
+}
+
+// routeRevision is route's check of the revision and session.
+func (h *HTTPHandler) routeRevision(hdr http.Header, ps *post) (*jsonrpc.Error, int) {
 	header := hdr.Get(HeaderProtocol)
 	if header != "" && !slices.Contains(SupportedVersions, header) && !(ps.modern && header == ps.meta) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: unsupported " + HeaderProtocol + " " + strconv.Quote(header) +

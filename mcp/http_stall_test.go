@@ -68,6 +68,7 @@ func TestHTTPStalledBodies(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer secret")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderAgent, "alice")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatalf("an honest initialize beside %d stalled connections: %v", stalled, err)

@@ -106,6 +106,8 @@ type sseConn struct {
 	out *sseWriter
 	in  chan jsonrpc.Message
 	end chan struct{} // closed when the connection ends
+	// named is the named agent whose token opened the stream, or "".
+	named string
 }
 
 func (c *sseConn) Read() (jsonrpc.Message, error) {
@@ -131,7 +133,8 @@ func (h *HTTPHandler) SSEHandler(path string) http.Handler {
 // sseStream serves the GET of a stream, for as long as the client keeps
 // it open or until the server stops.
 func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
-	if !h.guard(w, r) {
+	named, ok := h.guard(w, r)
+	if !ok {
 		return
 	}
 	if r.Method != http.MethodGet {
@@ -142,12 +145,18 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 	if !acceptsEvents(w, r) {
 		return
 	}
+	if id := identity(r.Header, named); id.none() {
+		// Its messages would all fail: the client learns it at connect.
+		e := namesNoAgent()
+		httpError(w, http.StatusBadRequest, e.Code, e.Message)
+		return
+	}
 	if !acquire(h.streams) {
 		busy(w)
 		return
 	}
 	defer release(h.streams)
-	c := &sseConn{out: startSSE(w), in: make(chan jsonrpc.Message), end: make(chan struct{})}
+	c := &sseConn{out: startSSE(w), in: make(chan jsonrpc.Message), end: make(chan struct{}), named: named}
 	defer close(c.end)
 	// Nothing is written to the stream once its handler has returned.
 	defer c.out.end()
@@ -173,7 +182,7 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 		}
 		cancel()
 	}()
-	if err := h.srv.Serve(WithAgent(ctx, h.agent(r.Header)), Conn{Stream: c}); err != nil && ctx.Err() == nil {
+	if err := h.srv.Serve(WithAgent(ctx, h.agent(r.Header, named)), Conn{Stream: c}); err != nil && ctx.Err() == nil {
 		h.opt.Logf("sse: %v", err)
 	}
 }
@@ -181,7 +190,8 @@ func (h *HTTPHandler) sseStream(w http.ResponseWriter, r *http.Request) {
 // ssePost takes one message for a stream and answers 202: the answer goes
 // on the stream.
 func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
-	if !h.guard(w, r) {
+	named, ok := h.guard(w, r)
+	if !ok {
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -194,6 +204,11 @@ func (h *HTTPHandler) ssePost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	if c == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session; GET the stream again")
+		return
+	}
+	if named != c.named {
+		// The stream's messages act as the agent that opened it.
+		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: this session's stream was opened with another token")
 		return
 	}
 	body, ok := h.readBody(w, r)

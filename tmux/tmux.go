@@ -416,3 +416,32 @@ func (c *Client) InputLine(ctx context.Context, pane string) (string, error) {
 	}
 	return strings.TrimRight(line, " \n"), nil
 }
+
+// PaneWindow describes the window of a pane as its process sees it: the
+// window's id, how many panes it has, the pid of the pane's first process
+// and the name of the command in its foreground.
+type PaneWindow struct {
+	Window  string // "@N"
+	Panes   int
+	PID     int
+	Command string
+}
+
+// WindowOf returns the window of pane, as PaneWindow describes it.
+func (c *Client) WindowOf(ctx context.Context, pane string) (PaneWindow, error) {
+	if !isPaneID(pane) {
+		return PaneWindow{}, fmt.Errorf("tmux: %q is not a pane id like %%3", pane)
+	}
+	out, err := c.query(ctx, "display-message", "-p", "-t", pane, "#{window_id}\t#{window_panes}\t#{pane_pid}\t#{pane_current_command}")
+	if err != nil {
+		return PaneWindow{}, classifyTarget(err, "pane "+pane)
+	}
+	f := strings.SplitN(strings.TrimRight(out, "\n"), "\t", 4)
+	if len(f) != 4 {
+		return PaneWindow{}, fmt.Errorf("tmux: the window of %s: unexpected answer %q", pane, out)
+	}
+	w := PaneWindow{Window: f[0], Command: f[3]}
+	w.Panes, _ = strconv.Atoi(f[1])
+	w.PID, _ = strconv.Atoi(f[2])
+	return w, nil
+}

@@ -43,11 +43,6 @@ func (s *Store) AgentsPath() string { return filepath.Join(s.Root, dirName, agen
 // an empty list; a line that cannot be read is an error, since a token
 // would be lost with it.
 func (s *Store) NamedAgents(ctx context.Context) ([]NamedAgent, error) {
-	if err := realDir(s.Dir(), false); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
 	f, fi, err := openLockedContext(ctx, s.AgentsPath(), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -29,7 +29,8 @@ func TestGoSDKHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both servers start first: each has a window of the session, which
-	// list-recipients lists beside the agents'.
+	// list-recipients lists beside the agents', but for the server's own:
+	// the server is its only command, so it is no agent.
 	type run struct {
 		srv      *httpServer
 		versions []string
@@ -48,10 +49,11 @@ func TestGoSDKHTTP(t *testing.T) {
 					alice := srv.connect(ctx, t, map[string]string{"Agentmail-Pane": tm.alice}, v)
 					checkSession(t, alice, v)
 					checkTools(ctx, t, alice.cs)
+					other := map[string]string{"http": "server-sse", "sse": "server-http"}[srv.transport]
 					call(ctx, t, alice.cs, "list-recipients", nil, false,
-						"alice [you]\nbob\nserver-http\nserver-sse",
+						"alice [you]\nbob\n"+other,
 						`{"recipients":[{"name":"alice","is_current":true},{"name":"bob","is_current":false},`+
-							`{"name":"server-http","is_current":false},{"name":"server-sse","is_current":false}]}`)
+							`{"name":"`+other+`","is_current":false}]}`)
 					call(ctx, t, alice.cs, "status", map[string]any{"status": "work"}, false,
 						"Status set to work", `{"status":"ok"}`)
 					call(ctx, t, alice.cs, "send", map[string]any{"recipient": "nobody", "message": "x"}, true,

@@ -328,7 +328,7 @@ func (a *agentResolver) resolve(ctx context.Context, id mcp.Identity) (*tools.Se
 	if id.Named != "" {
 		// A named agent has no pane: it is the caller of the server's
 		// session, as a person is on the web page.
-		term := sessionTerm{client: a.client, session: a.session, hide: a.window}
+		term := sessionTerm{client: a.client, session: a.session, hide: a.window, named: true}
 		return &tools.Service{Store: a.store, Term: tools.AsNamedAgent(term, id.Named)}, nil
 	}
 	if id.Tmux != "" && !sameTmux(id.Tmux, a.tmux) {
@@ -363,11 +363,14 @@ type sessionTerm struct {
 	// hide is the server's own window, which is no agent: it is not
 	// listed, unless the caller is in it.
 	hide string
+	// named says the caller is a named agent, which AsNamedAgent puts in
+	// place of the client's window (the server's own).
+	named bool
 }
 
 func (t sessionTerm) Session(ctx context.Context) (*tmux.Session, error) {
 	sess, err := t.client.SessionIn(ctx, t.session)
-	if err != nil || sess.Self.ID == t.hide {
+	if err != nil || sess.Self.ID == t.hide && !t.named {
 		return sess, err
 	}
 	i := slices.IndexFunc(sess.Windows, func(w tmux.Window) bool { return w.ID == t.hide })

@@ -41,8 +41,32 @@ func (s *Store) AgentsPath() string { return filepath.Join(s.Root, dirName, agen
 
 // NamedAgents returns the named agents, sorted by name. A missing file is
 // an empty list; a line that cannot be read is an error, since a token
-// would be lost with it.
+// would be lost with it. The file is read again only when it changed:
+// every send looks at the list, which a hub of many agents makes long. The
+// list returned is shared: do not change it.
 func (s *Store) NamedAgents(ctx context.Context) ([]NamedAgent, error) {
+	stamp, _ := os.Stat(s.AgentsPath())
+	s.namedMu.Lock()
+	defer s.namedMu.Unlock()
+	if stamp != nil && s.namedStamp != nil && sameStamp(stamp, s.namedStamp) {
+		return s.named, nil
+	}
+	list, err := s.readNamedAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.named, s.namedStamp = list, stamp
+	return list, nil
+}
+
+// sameStamp reports whether a and b are one version of one file: the same
+// inode (a rename replaces it), size and modification time.
+func sameStamp(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// readNamedAgents reads the named agents' file.
+func (s *Store) readNamedAgents(ctx context.Context) ([]NamedAgent, error) {
 	f, fi, err := openLockedContext(ctx, s.AgentsPath(), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -188,7 +212,7 @@ func (t *Tokens) load(ctx context.Context) (map[string]string, error) {
 	stamp, _ := os.Stat(t.Store.AgentsPath())
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if stamp != nil && t.stamp != nil && os.SameFile(stamp, t.stamp) && stamp.Size() == t.stamp.Size() && stamp.ModTime().Equal(t.stamp.ModTime()) {
+	if stamp != nil && t.stamp != nil && sameStamp(stamp, t.stamp) {
 		return t.hashes, nil
 	}
 	list, err := t.Store.NamedAgents(ctx)

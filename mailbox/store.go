@@ -58,6 +58,12 @@ type Store struct {
 	// delivery is what DeliveriesOf read of the delivery record.
 	deliveryMu sync.Mutex
 	delivery   *deliveryCache
+
+	// named is what NamedAgents read of the named agents' file, and the
+	// file as it was then.
+	namedMu    sync.Mutex
+	named      []NamedAgent
+	namedStamp fs.FileInfo
 }
 
 // New returns a Store for root. It does no I/O and takes no lock.

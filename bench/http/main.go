@@ -61,6 +61,7 @@ var (
 	agentsFlag   = flag.Int("agents", 50, "concurrent agents (tmux windows) in the load run")
 	durationFlag = flag.Duration("duration", 30*time.Second, "length of the load run")
 	waitsFlag    = flag.Int("waits", 1000, "receives waiting at once in the waits run")
+	namedFlag    = flag.Int("named", 1000, "named agents in the hub run (0 skips it)")
 )
 
 // The protocol revision the agents' sessions use: the newest with
@@ -120,6 +121,10 @@ func main() {
 	load(srv, p, *agentsFlag, *durationFlag)
 	fmt.Println()
 	waits(srv, p, *waitsFlag, 5*time.Second)
+	if *namedFlag > 0 {
+		fmt.Println()
+		named(srv, p, *namedFlag, *agentsFlag, 200, *durationFlag)
+	}
 	srv.stop()
 }
 
@@ -183,6 +188,13 @@ func load(srv *server, p *project, agents int, d time.Duration) {
 		as[i] = srv.agent(p.agents[i])
 		as[i].initialize()
 	}
+	loadAgents(srv, p, as, d, "one tmux window each")
+}
+
+// loadAgents is the load run of the agents as, whose mailboxes p.agents
+// names, which the line of figures calls what.
+func loadAgents(srv *server, p *project, as []*agent, d time.Duration, what string) {
+	agents := len(as)
 	type result struct {
 		calls  []record
 		sent   []sent
@@ -265,7 +277,7 @@ func load(srv *server, p *project, agents int, d time.Duration) {
 			errs[k] += v
 		}
 	}
-	fmt.Printf("load: %d agents (one tmux window each), each sending to a random other agent and then receiving, one call at a time, for %v:\n", agents, d)
+	fmt.Printf("load: %d agents (%s), each sending to a random other agent and then receiving, one call at a time, for %v:\n", agents, what, d)
 	fmt.Printf("  calls     %d in %.2f s: %.0f calls/s (target ≥ 2,000)\n", len(all), elapsed.Seconds(), float64(len(all))/elapsed.Seconds())
 	fmt.Printf("  latency   all: median %v  p99 %v  max %v (target: p99 ≤ 50 ms)\n", round(quantile(all, 0.5)), round(quantile(all, 0.99)), round(slices.Max(all)))
 	fmt.Printf("            send: median %v  p99 %v; receive: median %v  p99 %v\n",
@@ -569,8 +581,11 @@ func (t *tail) String() string {
 type agent struct {
 	*server
 	name, pane string
-	session    string
-	id         int
+	// own is a named agent's token, sent instead of the server's, with
+	// no pane.
+	own     string
+	session string
+	id      int
 }
 
 func (s *server) agent(w window) *agent { return &agent{server: s, name: w.name, pane: w.pane} }
@@ -598,8 +613,12 @@ func (a *agent) post(body string) (http.Header, []byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Agentmail-Pane", a.pane)
+	if a.own != "" {
+		req.Header.Set("Authorization", "Bearer "+a.own)
+	} else {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+		req.Header.Set("Agentmail-Pane", a.pane)
+	}
 	if a.session != "" {
 		req.Header.Set("Mcp-Session-Id", a.session)
 		req.Header.Set("MCP-Protocol-Version", protocol)
@@ -706,8 +725,9 @@ func sentID(text string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	id, ok = strings.CutSuffix(id, " sent")
-	return id, ok && id != ""
+	// A note may follow, when nothing wakes the recipient.
+	id, rest, ok := strings.Cut(id, " sent")
+	return id, ok && id != "" && (rest == "" || strings.HasPrefix(rest, " ("))
 }
 
 // receivedMessage parses receive's text: "From: <name>\nID: <id>\n\n<body>".

@@ -42,7 +42,7 @@ func named(srv *server, p *project, total, active, waiting int, d time.Duration)
 					return
 				default:
 				}
-				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"w%s","method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":30}}}`, a.name)
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"w%s","method":"tools/call","params":{"name":"receive","arguments":{"timeout_seconds":20}}}`, a.name)
 				if _, _, err := a.post(body); err != nil {
 					return
 				}

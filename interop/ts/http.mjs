@@ -3,7 +3,9 @@
 // SSEClientTransport, each given the server's bearer token and the
 // agent's name as headers in requestInit. alice (named by her pane)
 // lists the tools and calls all four; bob (named by his window)
-// receives what she sent. A request that names no agent is refused.
+// receives what she sent. A request that names no agent is refused. A
+// named agent, carol, connects with her own token alone and calls every
+// tool as herself; her token with a header naming bob is refused.
 //
 // The SDK validates every structured result against the tool's output
 // schema, so a result the schema does not allow fails here too.
@@ -12,6 +14,7 @@
 // Needs tmux; it starts a private tmux server, with the two servers in
 // windows of its session, and kills them all at the end. Exits 0 when
 // every check passes, 1 otherwise.
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -117,6 +120,39 @@ async function main() {
 			check(err && refused.test(err.message), `${what}: connecting naming no agent: ${err ?? "it connected"}`);
 			console.log(`http: ${what}: tools/list and all four tools as alice and bob, and no agent refused`);
 		}
+
+		// A named agent connects with its own token alone and acts as
+		// itself; with a header naming bob it is refused at connect.
+		const env = { ...process.env };
+		delete env.TMUX;
+		delete env.TMUX_PANE;
+		const token = execFileSync(binPath, ["agent", "add", "carol"], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+		check(/^amt_[A-Z2-7]{52}$/.test(token), `agent add carol printed ${JSON.stringify(token)}`);
+		const carol = await connect(http, { Authorization: `Bearer ${token}` });
+		let res = await call(carol, "list-recipients");
+		check(!res.isError && onlyText("carol's list-recipients", res) === "carol [you]\nalice\nbob\nserver-sse",
+			`carol's list-recipients: ${JSON.stringify(res)}`);
+		res = await call(carol, "status", { status: "ready" });
+		check(!res.isError && onlyText("carol's status", res) === "Status set to ready", `carol's status: ${JSON.stringify(res)}`);
+		res = await call(carol, "send", { recipient: "bob", message: "from carol" });
+		check(!res.isError && sentRE.test(onlyText("carol's send", res)), `carol's send: ${JSON.stringify(res)}`);
+		const bob = await connect(http, { "Agentmail-Agent": "bob" });
+		res = await call(bob, "receive");
+		check(!res.isError && res.structuredContent?.from === "carol" && res.structuredContent?.message === "from carol",
+			`bob's receive from carol: ${JSON.stringify(res)}`);
+		res = await call(bob, "send", { recipient: "carol", message: "to carol" });
+		check(!res.isError, `bob's send to carol: ${JSON.stringify(res)}`);
+		res = await call(carol, "receive");
+		check(!res.isError && res.structuredContent?.from === "bob" && res.structuredContent?.message === "to carol",
+			`carol's receive: ${JSON.stringify(res)}`);
+		let borrowed;
+		try {
+			await connect(http, { Authorization: `Bearer ${token}`, "Agentmail-Agent": "bob" });
+		} catch (e) {
+			borrowed = e;
+		}
+		check(borrowed && /403|nobody else/.test(borrowed.message), `carol's token as bob: ${borrowed ?? "it connected"}`);
+		console.log("http: a named agent's token: all four tools as carol, and her token as bob refused");
 	} finally {
 		for (const c of clients) await c.close().catch(() => {});
 		for (const s of servers) {

@@ -135,7 +135,7 @@ type doctor struct {
 func (d *doctor) run(ctx context.Context) []check {
 	var out []check
 	out = append(out, d.tmuxCheck(ctx), d.agentCheck(ctx), d.rootCheck(), d.permissionsCheck())
-	out = append(out, d.namesCheck(), d.mailmanCheck(), d.stateCheck(ctx))
+	out = append(out, d.namesCheck(), d.namedCheck(ctx), d.mailmanCheck(), d.stateCheck(ctx))
 	out = append(out, d.claudeChecks()...)
 	out = append(out, d.codexChecks()...)
 	out = append(out, d.geminiChecks()...)

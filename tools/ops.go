@@ -544,8 +544,12 @@ func recipients(sess *tmux.Session, ignored map[string]bool, addrs []address) []
 		}
 		list = append(list, r)
 	}
+	windows := newFoldSet(len(sess.Windows))
+	for _, w := range sess.Windows {
+		windows.add(w.Name)
+	}
 	for _, a := range addrs {
-		if !ignored[a.name] && !slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return mailbox.SameMailbox(w.Name, a.name) }) {
+		if !ignored[a.name] && !windows.has(a.name) {
 			list = append(list, Recipient{Name: a.name, Windows: 1, Person: !a.remote, Remote: a.remote})
 		}
 	}

@@ -120,3 +120,51 @@ func (s *Service) MarkThreadRead(ctx context.Context, id string) (int, error) {
 	}
 	return n, nil
 }
+
+// foldSet is a set of names that tells whether a name is one of them but
+// for letter case (mailbox.SameMailbox) without comparing it with each: a
+// hub lists a thousand named agents against its windows at every send.
+type foldSet struct {
+	ascii map[string]bool // ASCII names, in lower case
+	other []string        // the rest, compared one by one
+}
+
+func newFoldSet(n int) foldSet { return foldSet{ascii: make(map[string]bool, n)} }
+
+func (f *foldSet) add(name string) {
+	if isASCII(name) {
+		f.ascii[strings.ToLower(name)] = true
+	} else {
+		f.other = append(f.other, name)
+	}
+}
+
+// has reports whether name is in f but for letter case. Two ASCII names
+// are the same but for case exactly when their lower cases are equal;
+// any other pair is compared as mailbox.SameMailbox compares it.
+func (f *foldSet) has(name string) bool {
+	if isASCII(name) && f.ascii[strings.ToLower(name)] {
+		return true
+	}
+	if slices.ContainsFunc(f.other, func(o string) bool { return mailbox.SameMailbox(o, name) }) {
+		return true
+	}
+	if isASCII(name) {
+		return false
+	}
+	for o := range f.ascii {
+		if mailbox.SameMailbox(o, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -320,13 +320,19 @@ func checkRecipientList(recipients []string) error {
 // a person's (see mailbox.Store.People). Only valid names are recipients,
 // so no other name reaches the store.
 func checkRecipient(sess *tmux.Session, ignored map[string]bool, addrs []address, name string) error {
-	var others []string
-	for _, r := range recipients(sess, ignored, addrs) {
-		if !r.IsCurrent {
-			others = append(others, r.Name)
-		}
+	// The windows are looked at first, and the addresses only for name, as
+	// recipients lists them: a hub has many named agents.
+	listed := slices.ContainsFunc(recipients(sess, ignored, nil), func(r Recipient) bool { return !r.IsCurrent && r.Name == name })
+	if !listed && slices.ContainsFunc(addrs, func(a address) bool { return a.name == name }) {
+		listed = !ignored[name] && !slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return mailbox.SameMailbox(w.Name, name) })
 	}
-	if !slices.Contains(others, name) {
+	if !listed {
+		var others []string
+		for _, r := range recipients(sess, ignored, addrs) {
+			if !r.IsCurrent {
+				others = append(others, r.Name)
+			}
+		}
 		if err := mailbox.ValidName(name); err != nil && slices.ContainsFunc(sess.Windows, func(w tmux.Window) bool { return w.Name == name }) {
 			return fmt.Errorf("invalid recipient: %w", err)
 		}

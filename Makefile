@@ -37,9 +37,11 @@ bench:
 # Clients written elsewhere drive the built binary: the official Go SDK at
 # four protocol revisions, over stdio, Streamable HTTP and HTTP+SSE; the
 # MCP Inspector CLI over stdio and HTTP (needs node and jq); the official
-# TypeScript SDK client, pinned in interop/ts (needs node); and the
-# official conformance suite over HTTP, pinned with the Node 22 it needs
-# in interop/conformance (needs npm).
+# TypeScript SDK client, pinned in interop/ts (needs node); the official
+# conformance suite over HTTP, pinned with the Node 22 it needs in
+# interop/conformance (needs npm); and headless Chromium on the web page
+# (interop/browser_test.go, needs chromium; screenshots go to
+# $AGENTMAIL_SCREENSHOTS or interop/screenshots).
 interop: build
 	cd interop && go vet ./... && AGENTMAIL_BIN=$(CURDIR)/agentmail go test -count=1 ./...
 	AGENTMAIL_BIN=$(CURDIR)/agentmail bash interop/inspector.sh

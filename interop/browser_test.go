@@ -321,11 +321,11 @@ func (b *browser) message(id string, timeout time.Duration) (listed, error) {
 }
 
 // open clicks the listed message id, as the person would, and waits for
-// its thread to show. The page builds its list anew on every change of
-// the mail: a click whose press and release fall on either side of a
-// rebuild reaches no entry, and one aimed just before a newer message is
-// listed hits the entry that took its place. The person then clicks
-// again, and so does open, twice at most.
+// its thread to show. The page keeps its entries from one refresh to the
+// next, so a click lands whenever its press and release fall; but one
+// aimed just before a newer message is listed hits the entry that moved
+// into its place. The person then clicks again, and so does open, twice
+// at most.
 func (b *browser) open(t *testing.T, id string) {
 	t.Helper()
 	for try := 1; ; try++ {

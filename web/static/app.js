@@ -37,21 +37,20 @@ function renderAgents(view) {
   const list = $("agents");
   const to = $("compose-to"), filter = $("filter-agent");
   const keepTo = to.value, keepFilter = filter.value;
-  list.replaceChildren();
   to.replaceChildren();
   filter.replaceChildren(el("option", "", "all agents"));
   filter.firstChild.value = "";
+  const items = [];
   for (const a of view.agents) {
-    const li = el("li", "agent");
+    const li = reuse(agentItems, a.name, "agent", () => setAgent(a.name === state.agent ? "" : a.name));
     li.dataset.name = a.name;
     li.classList.toggle("selected", a.name === state.agent);
-    li.append(el("span", "name", a.name), " ");
-    if (a.unread > 0) li.append(el("span", "badge unread", String(a.unread)));
     const meta = [a.kind, a.status || "no status", "wake: " + a.wake];
     if (a.last_activity) meta.push(when(a.last_activity));
+    li.replaceChildren(el("span", "name", a.name), " ");
+    if (a.unread > 0) li.append(el("span", "badge unread", String(a.unread)));
     li.append(el("span", "meta", meta.join(" · ")));
-    li.addEventListener("click", () => setAgent(a.name === state.agent ? "" : a.name));
-    list.append(li);
+    items.push(li);
     const o = el("option", "", a.name);
     o.value = a.name;
     filter.append(o);
@@ -65,18 +64,44 @@ function renderAgents(view) {
   // the default.
   if (keepTo && [...to.options].some((o) => o.value === keepTo)) to.value = keepTo;
   filter.value = keepFilter;
+  list.replaceChildren(...items);
+  forget(agentItems, items);
+}
+
+// The list items stay the same elements from one refresh to the next, so
+// that a click whose press and release straddle a refresh still lands.
+const agentItems = new Map(); // name → li
+const messageItems = new Map(); // id → li
+
+// reuse returns the item kept under key, or a new one of class cls that
+// calls onClick when clicked.
+function reuse(items, key, cls, onClick) {
+  let li = items.get(key);
+  if (!li) {
+    li = el("li", cls);
+    li.addEventListener("click", onClick);
+    items.set(key, li);
+  }
+  return li;
+}
+
+// forget drops the items no longer shown.
+function forget(items, shown) {
+  const keep = new Set(shown);
+  for (const [key, li] of items) if (!keep.has(li)) items.delete(key);
 }
 
 function renderMessage(m) {
-  const li = el("li", "message");
+  const li = reuse(messageItems, m.id, "message", (e) => openThread(e.currentTarget.message));
+  li.message = m;
   li.dataset.id = m.id;
   li.dataset.thread = m.thread_id;
   li.classList.toggle("selected", m.thread_id === state.selected);
-  li.append(el("span", "time", when(m.created_at)));
-  li.append(el("span", "route", m.from + " → " + m.to));
-  li.append(el("span", "state state-" + m.state, m.state));
-  li.append(el("span", "line", m.first_line));
-  li.addEventListener("click", () => openThread(m));
+  li.replaceChildren(
+    el("span", "time", when(m.created_at)),
+    el("span", "route", m.from + " → " + m.to),
+    el("span", "state state-" + m.state, m.state),
+    el("span", "line", m.first_line));
   return li;
 }
 
@@ -96,7 +121,9 @@ async function refresh() {
   try {
     renderAgents(await api("/api/agents"));
     const page = await api(query(Math.min(Math.max(state.shown, 50), 500)));
-    $("messages").replaceChildren(...page.messages.map(renderMessage));
+    const items = page.messages.map(renderMessage);
+    $("messages").replaceChildren(...items);
+    forget(messageItems, items);
     state.shown = page.messages.length;
     state.next = page.next || "";
     $("more").hidden = !state.next;

@@ -39,6 +39,14 @@ could not run because an earlier one failed). The checks, in order:
   codex        Codex CLI: ~/.codex/config.toml ($CODEX_HOME), .codex/config.toml
   gemini       Gemini CLI: .gemini/settings.json, ~/.gemini/settings.json
 
+With $AGENTMAIL_URL set, the commands use a hub and nothing local, and
+the checks are of the hub instead:
+
+  hub          the hub answers at $AGENTMAIL_URL, and its version
+  token        it accepts $AGENTMAIL_TOKEN
+  agent        which agent it takes you for ($AGENTMAIL_AGENT, or the
+               agent of your token)
+
 An assistant with no agentmail server configured is info. One that is
 configured but does not pass the identity the server needs is a problem:
 Codex needs env_vars = ["TMUX", "TMUX_PANE"], Gemini CLI an env with
@@ -86,9 +94,14 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	d := &doctor{svc: e.service("warning: "), id: e.id}
-	d.home, _ = os.UserHomeDir()
-	checks := d.run(ctx)
+	var checks []check
+	if remote() {
+		checks = hubChecks(ctx)
+	} else {
+		d := &doctor{svc: e.service("warning: "), id: e.id}
+		d.home, _ = os.UserHomeDir()
+		checks = d.run(ctx)
+	}
 	healthy := true
 	for i := range checks {
 		c := &checks[i]

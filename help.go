@@ -50,6 +50,12 @@ Commands:
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.cmd.summary)
 	}
 	fmt.Fprint(w, `
+With $AGENTMAIL_URL set (a hub: "agentmail mcp --transport http" elsewhere),
+send, receive, watch, inbox, sent, thread, recipients, status and doctor go
+to the hub as an MCP client, with $AGENTMAIL_TOKEN, $AGENTMAIL_AGENT and
+$AGENTMAIL_CA_FILE; mailman, cleanup, onboard, mcp and web stay local and
+work as without it. See docs/remote.md.
+
 Run 'agentmail help <command>' or 'agentmail <command> --help' for details.
 Exit status: 0 success, 1 error, 2 not inside tmux, mailman already
 running, or 'receive --hook' delivering mail.

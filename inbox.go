@@ -33,6 +33,9 @@ func runInbox(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
+	if remote() {
+		return inboxRemote(ctx, e, filter, *asJSON)
+	}
 	in, err := e.service("warning: ").Inbox(ctx, filter)
 	if err != nil {
 		return err

@@ -64,6 +64,7 @@ func TestScript(t *testing.T) {
 			"mcpstart":     cmdMCPStart,
 			"start":        cmdStart,
 			"http":         cmdHTTP,
+			"serverurl":    cmdServerURL,
 			"mcpsend":      cmdMCPSend,
 			"mcpsendfile":  cmdMCPSendFile,
 			"mcpclose":     cmdMCPClose,
@@ -200,7 +201,7 @@ func tmuxOut(ts *testscript.TestScript, args ...string) string {
 // scriptEnv is the environment a helper process of a script runs with.
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "AGENTMAIL_TMUX_CONTROL", "AGENTMAIL_TOKEN", "GOCOVERDIR", "GORACE", "CI"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "AGENTMAIL_ROOT", "AGENTMAIL_TMUX_CONTROL", "AGENTMAIL_TOKEN", "AGENTMAIL_URL", "AGENTMAIL_AGENT", "AGENTMAIL_CA_FILE", "XDG_STATE_HOME", "GOCOVERDIR", "GORACE", "CI"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -138,6 +138,15 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 
 var urlLine = regexp.MustCompile(`at (https?://\S+)`)
 
+// cmdServerURL sets a variable to the URL that a server started with
+// mcpstart serves, once it has printed it: serverurl VAR name.
+func cmdServerURL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serverurl VAR name")
+	}
+	ts.Setenv(args[0], serverURL(ts, args[1]))
+}
+
 // serverURL waits for the URL that the server name prints on stderr.
 func serverURL(ts *testscript.TestScript, name string) string {
 	deadline := time.Now().Add(5 * time.Second)

@@ -45,6 +45,9 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
+	if remote() {
+		return receiveRemote(ctx, e, *hook, wait.d)
+	}
 	svc := e.service("warning: ")
 	// The message is written out before it is marked read: one that cannot
 	// be written (a full disk, a closed pipe) stays unread. Nor is one

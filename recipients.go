@@ -21,6 +21,9 @@ session". The MCP tool list-recipients gives the same text.`,
 		if err := noArgs(newFlags("recipients"), args); err != nil {
 			return err
 		}
+		if remote() {
+			return recipientsRemote(ctx, e)
+		}
 		list, err := e.service("warning: ").Recipients(ctx)
 		if err != nil {
 			return err

@@ -90,9 +90,11 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	svc := e.service("warning: ")
-	if svc.Term == nil {
-		return svc.TermErr
+	var svc *tools.Service
+	if !remote() {
+		if svc = e.service("warning: "); svc.Term == nil {
+			return svc.TermErr
+		}
 	}
 	if !haveMessage {
 		if isTerminal(e.stdin) {
@@ -104,6 +106,9 @@ func runSend(ctx context.Context, e *env, args []string) error {
 		if message == "" {
 			return usagef("no message provided")
 		}
+	}
+	if svc == nil {
+		return sendRemote(ctx, e, to, message, replyTo)
 	}
 	// Looked at before the message is stored: a hook that the message
 	// wakes ends at once, and would then look like no hook at all.

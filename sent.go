@@ -41,6 +41,9 @@ func runSent(ctx context.Context, e *env, args []string) error {
 		}
 		filter.Limit = n
 	}
+	if remote() {
+		return sentRemote(ctx, e, filter, *asJSON)
+	}
 	v, err := e.service("warning: ").Sent(ctx, filter)
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ Flags:
 		// SetStatus checks the value before it asks tmux. Hooks also run
 		// outside tmux, or after their pane is gone: there, status quietly
 		// does nothing.
+		if remote() {
+			return statusRemote(ctx, pos[0])
+		}
 		var session string
 		if *hook != "" {
 			session = hookSession(e.stdin)

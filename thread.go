@@ -29,6 +29,9 @@ func runThread(ctx context.Context, e *env, args []string) error {
 	case len(pos) > 1:
 		return usagef("unexpected argument %q", pos[1])
 	}
+	if remote() {
+		return threadRemote(ctx, e, pos[0])
+	}
 	th, err := e.service("warning: ").Thread(ctx, pos[0])
 	if err != nil {
 		return fmt.Errorf("thread %q: %w", pos[0], err)

@@ -43,6 +43,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
+	if remote() {
+		return watchRemote(ctx, e, *hook, timeout.d)
+	}
 	svc := e.service("warning: ")
 	if *hook {
 		if svc.Store != nil {

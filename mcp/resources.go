@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"agentmail/internal/text"
@@ -119,14 +122,97 @@ func (ss *session) resourcesRead(ctx context.Context, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := readResource(ctx, svc, uri)
+	body, mimeType, err := readView(ctx, svc, uri)
 	switch {
 	case errors.Is(err, errNotFound):
 		return nil, notFound(uri, r.modern)
 	case err != nil:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", text.OneLine(err.Error()))
 	}
-	return readResult{[]resourceContents{{URI: uri, MimeType: markdown, Text: body}}, ss.private(r, 0)}, nil
+	return readResult{[]resourceContents{{URI: uri, MimeType: mimeType, Text: body}}, ss.private(r, 0)}, nil
+}
+
+// readView returns the resource at uri and its type. The inbox and the
+// sent view also take a query, which is what the CLI sends a hub for its
+// flags: inbox "all" (true or false; true without it) and "from", sent
+// "to" and "limit", and for both "format=json", which gives the view as
+// the CLI's --json prints it. A query it does not know is not found, so
+// that a client can tell a hub that lacks it.
+func readView(ctx context.Context, svc *tools.Service, uri string) (body, mimeType string, err error) {
+	base, rawQuery, ok := strings.Cut(uri, "?")
+	if !ok || base != InboxURI && base != SentURI {
+		body, err = readResource(ctx, svc, uri)
+		return body, markdown, err
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", "", errNotFound
+	}
+	asJSON := false
+	switch f := q["format"]; {
+	case len(f) > 1 || len(f) == 1 && f[0] != "json" && f[0] != "markdown":
+		return "", "", errNotFound
+	case len(f) == 1:
+		asJSON = f[0] == "json"
+	}
+	var view any
+	var txt string
+	if base == InboxURI {
+		view, txt, err = inboxView(ctx, svc, q)
+	} else {
+		view, txt, err = sentView(ctx, svc, q)
+	}
+	if err != nil || !asJSON {
+		return txt, markdown, err
+	}
+	b, err := json.Marshal(view)
+	return string(b), "application/json", err
+}
+
+// inboxView reads the inbox with the filter of query q.
+func inboxView(ctx context.Context, svc *tools.Service, q url.Values) (any, string, error) {
+	filter := tools.InboxFilter{All: true}
+	for k, v := range q {
+		switch {
+		case len(v) != 1:
+			return nil, "", errNotFound
+		case k == "all":
+			all, err := strconv.ParseBool(v[0])
+			if err != nil {
+				return nil, "", errNotFound
+			}
+			filter.All = all
+		case k == "from":
+			filter.From = v[0]
+		case k != "format":
+			return nil, "", errNotFound
+		}
+	}
+	in, err := svc.Inbox(ctx, filter)
+	return in, tools.InboxText(in), err
+}
+
+// sentView reads the sent view with the filter of query q.
+func sentView(ctx context.Context, svc *tools.Service, q url.Values) (any, string, error) {
+	var filter tools.SentFilter
+	for k, v := range q {
+		switch {
+		case len(v) != 1:
+			return nil, "", errNotFound
+		case k == "limit":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 1 {
+				return nil, "", errNotFound
+			}
+			filter.Limit = n
+		case k == "to":
+			filter.To = v[0]
+		case k != "format":
+			return nil, "", errNotFound
+		}
+	}
+	v, err := svc.Sent(ctx, filter)
+	return v, tools.SentViewText(v), err
 }
 
 var errNotFound = errors.New("resource not found")

@@ -97,6 +97,9 @@ func (c *Client) statusFail(e *statusError, method string) error {
 		return c.fail(ErrToken, "the hub at %s refused the token: check $%s", c.url, TokenEnv)
 	case e.status == http.StatusForbidden:
 		return c.fail(ErrForbidden, "the hub at %s refused: %s", c.url, e.msg)
+	case strings.Contains(e.msg, "no agent named") && c.cfg.Agent == "":
+		// A hub refuses at initialize a session that names no agent.
+		return c.noAgent()
 	case e.status == http.StatusNotFound && method == "initialize":
 		return c.fail(ErrUnreachable, "%s serves no MCP (HTTP 404): check $%s, which ends in the path the hub prints, usually /mcp", c.url, URLEnv)
 	}
@@ -113,9 +116,15 @@ func (c *Client) rpcFail(e *rpcError, method string) error {
 	case strings.Contains(e.Message, "unknown tool"):
 		return c.fail(ErrTooOld, "the hub at %s is too old for this agentmail (%s): update agentmail there", c.url, e.Message)
 	case strings.Contains(e.Message, "no agent named") && c.cfg.Agent == "":
-		return c.fail(ErrHub, "the hub at %s does not know which agent you are: set $%s to your agent's name there, or use the token the hub made for your agent", c.url, AgentEnv)
+		return c.noAgent()
 	}
 	return c.fail(ErrHub, "the hub at %s: %s", c.url, e.Message)
+}
+
+// noAgent is the error for a hub that does not know which agent the
+// client is.
+func (c *Client) noAgent() error {
+	return c.fail(ErrHub, "the hub at %s does not know which agent you are: set $%s to your agent's name there, or use the token the hub made for your agent (agentmail agent add)", c.url, AgentEnv)
 }
 
 // isCertificate reports whether err is a failed check of the hub's

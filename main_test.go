@@ -75,6 +75,8 @@ func TestScript(t *testing.T) {
 			"unprivileged": cmdUnprivileged,
 			"jsonhas":      cmdJSONHas,
 			"web":          cmdWeb,
+			"tlscerts":     cmdTLSCerts,
+			"envfile":      cmdEnvFile,
 		},
 	})
 }

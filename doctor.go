@@ -149,9 +149,9 @@ func (d *doctor) run(ctx context.Context) []check {
 	var out []check
 	out = append(out, d.tmuxCheck(ctx), d.agentCheck(ctx), d.rootCheck(), d.permissionsCheck())
 	out = append(out, d.namesCheck(), d.namedCheck(ctx), d.mailmanCheck(), d.stateCheck(ctx))
-	out = append(out, d.claudeChecks()...)
-	out = append(out, d.codexChecks()...)
-	out = append(out, d.geminiChecks()...)
+	out = append(out, d.claudeChecks(ctx)...)
+	out = append(out, d.codexChecks(ctx)...)
+	out = append(out, d.geminiChecks(ctx)...)
 	return out
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,12 @@ type mcpServer struct {
 	url     string
 	env     map[string]string
 	envVars []string // Codex: variables passed through from its environment
+	// The headers of an HTTP entry: values that may name variables
+	// ($VAR, ${VAR}); Codex's headers taken from variables, by header;
+	// and the variable of Codex's bearer token.
+	headers    map[string]string
+	envHeaders map[string]string
+	bearerVar  string
 }
 
 // isAgentmail reports whether a server entry runs agentmail: it is named
@@ -122,6 +129,7 @@ func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
 		URL     string            `json:"url"`
 		HTTPURL string            `json:"httpUrl"`
 		Env     map[string]string `json:"env"`
+		Headers map[string]string `json:"headers"`
 	}
 	if raw, ok := top["mcpServers"]; !ok || json.Unmarshal(raw, &servers) != nil {
 		return nil, nil
@@ -129,7 +137,7 @@ func readJSONServers(file, where string, path ...string) ([]mcpServer, error) {
 	var out []mcpServer
 	for name, s := range servers {
 		if isAgentmail(name, s.Command) {
-			out = append(out, mcpServer{where: where, name: name, command: s.Command, args: s.Args, url: s.URL + s.HTTPURL, env: s.Env})
+			out = append(out, mcpServer{where: where, name: name, command: s.Command, args: s.Args, url: s.URL + s.HTTPURL, env: s.Env, headers: s.Headers})
 		}
 	}
 	// Map order is random; the report's is not.
@@ -196,7 +204,7 @@ func assistantChecks(name string, servers []mcpServer, errs []error, looked []st
 // claudeChecks looks at Claude Code's project file and the user's
 // ~/.claude.json (user scope, and the local scope of this project). Claude
 // Code passes its own environment, TMUX and TMUX_PANE included.
-func (d *doctor) claudeChecks() []check {
+func (d *doctor) claudeChecks(ctx context.Context) []check {
 	var servers []mcpServer
 	var errs []error
 	var looked []string
@@ -206,26 +214,35 @@ func (d *doctor) claudeChecks() []check {
 			errs = append(errs, err)
 		}
 	}
+	var project, local, user, claudeJSON string
 	if d.st != nil {
 		f := filepath.Join(d.st.Root, ".mcp.json")
-		looked = append(looked, d.show(f))
-		add(readJSONServers(f, d.show(f)))
+		project = d.show(f)
+		looked = append(looked, project)
+		add(readJSONServers(f, project))
 	}
 	home := d.home
 	if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
 		home = dir
 	}
 	if home != "" {
-		f := filepath.Join(home, ".claude.json")
-		looked = append(looked, d.show(f))
-		add(readJSONServers(f, d.show(f)+" (user)"))
+		claudeJSON = filepath.Join(home, ".claude.json")
+		looked = append(looked, d.show(claudeJSON))
+		user = d.show(claudeJSON) + " (user)"
+		add(readJSONServers(claudeJSON, user))
 		if d.st != nil {
-			add(readJSONServers(f, d.show(f)+" (project "+d.st.Root+")", "projects", d.st.Root))
+			local = d.show(claudeJSON) + " (project " + d.st.Root + ")"
+			add(readJSONServers(claudeJSON, local, "projects", d.st.Root))
 		}
 	}
 	judge := func(s mcpServer) check {
+		if s.where == project && d.home != "" {
+			if why := d.claudeApproval(d.st.Root, claudeJSON, s.name); why != "" {
+				return problem("", "agentmail configured, but "+why, "start claude in this folder and approve the server, or add \"enabledMcpjsonServers\": [\""+s.name+"\"] to .claude/settings.local.json")
+			}
+		}
 		if s.url != "" {
-			return ok("", "agentmail at "+s.url)
+			return judgeHTTP(ctx, s)
 		}
 		if k, v := s.fixedTmux(true); k != "" {
 			return problem("", fmt.Sprintf("env fixes %s=%s: every session would act as that one pane", k, v),
@@ -233,13 +250,14 @@ func (d *doctor) claudeChecks() []check {
 		}
 		return ok("", "agentmail configured; Claude Code passes TMUX and TMUX_PANE")
 	}
-	return assistantChecks("claude", servers, errs, looked, judge, "claude mcp add agentmail -- agentmail mcp (README, MCP set-up)")
+	out := assistantChecks("claude", servers, errs, looked, judge, "claude mcp add agentmail -- agentmail mcp (README, MCP set-up)")
+	return append(out, claudeScopes(servers, project, local, user)...)
 }
 
 // geminiChecks looks at the project's and the user's settings.json of
 // Gemini CLI, which gives MCP servers a sanitised environment: TMUX and
 // TMUX_PANE arrive only through env, where it expands $VAR.
-func (d *doctor) geminiChecks() []check {
+func (d *doctor) geminiChecks(ctx context.Context) []check {
 	var servers []mcpServer
 	var errs []error
 	var looked []string
@@ -256,9 +274,17 @@ func (d *doctor) geminiChecks() []check {
 		}
 	}
 	const fix = `give it "env": {"TMUX": "$TMUX", "TMUX_PANE": "$TMUX_PANE"}`
+	untrusted := ""
+	if d.st != nil {
+		untrusted = d.geminiTrust(d.st.Root)
+	}
 	judge := func(s mcpServer) check {
+		if untrusted != "" {
+			return problem("", "Gemini CLI disables its MCP servers in this folder: "+untrusted,
+				"trust the folder when Gemini CLI asks (or /permissions); for headless runs, gemini --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true")
+		}
 		if s.url != "" {
-			return ok("", "agentmail at "+s.url)
+			return judgeHTTP(ctx, s)
 		}
 		if k, v := s.fixedTmux(true); k != "" {
 			return problem("", fmt.Sprintf("env sets %s to %q, not $%s: every session would act as that one pane", k, v, k), fix)
@@ -286,7 +312,7 @@ func (d *doctor) geminiChecks() []check {
 // codexChecks looks at Codex's user and project config.toml. Codex passes
 // an MCP server only a short fixed list of variables, plus those named in
 // env_vars; it does not expand $VAR in env.
-func (d *doctor) codexChecks() []check {
+func (d *doctor) codexChecks(ctx context.Context) []check {
 	var files []string
 	codexHome := os.Getenv("CODEX_HOME")
 	if codexHome == "" && d.home != "" {
@@ -313,7 +339,7 @@ func (d *doctor) codexChecks() []check {
 	judge := func(s mcpServer) check {
 		fix := strings.Replace(addEnvVars, ".agentmail]", "."+s.name+"]", 1)
 		if s.url != "" {
-			return ok("", "agentmail at "+s.url)
+			return judgeHTTP(ctx, s)
 		}
 		if k, v := s.fixedTmux(false); k != "" {
 			why := "every session would act as that one pane"
@@ -382,8 +408,10 @@ func parseCodexServers(data string) ([]mcpServer, error) {
 			continue
 		}
 		url, _ := t["url"].(string)
+		bearer, _ := t["bearer_token_env_var"].(string)
 		s := mcpServer{name: name, command: command, url: url, env: map[string]string{},
-			args: stringsOf(t["args"]), envVars: stringsOf(t["env_vars"])}
+			args: stringsOf(t["args"]), envVars: stringsOf(t["env_vars"]), bearerVar: bearer,
+			headers: stringMap(t["http_headers"]), envHeaders: stringMap(t["env_http_headers"])}
 		env, _ := t["env"].(map[string]any)
 		for k, v := range env {
 			if v, ok := v.(string); ok {
@@ -395,6 +423,18 @@ func parseCodexServers(data string) ([]mcpServer, error) {
 	// Map order is random; the report's is not.
 	slices.SortFunc(out, func(a, b mcpServer) int { return strings.Compare(a.name, b.name) })
 	return out, nil
+}
+
+// stringMap returns the string values of a decoded TOML table.
+func stringMap(v any) map[string]string {
+	t, _ := v.(map[string]any)
+	out := map[string]string{}
+	for k, x := range t {
+		if s, ok := x.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // stringsOf returns the strings of a decoded TOML array.

@@ -57,6 +57,7 @@ var commands = []struct {
 	{"onboard", onboardCmd},
 	{"mcp", mcpCmd},
 	{"web", webCmd},
+	{"demo", demoCmd},
 	{"help", helpCmd},
 	{"version", versionCmd},
 }

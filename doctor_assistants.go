@@ -428,9 +428,12 @@ func parseCodexServers(data string) ([]mcpServer, error) {
 // stringMap returns the string values of a decoded TOML table.
 func stringMap(v any) map[string]string {
 	t, _ := v.(map[string]any)
-	out := map[string]string{}
+	var out map[string]string
 	for k, x := range t {
 		if s, ok := x.(string); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
 			out[k] = s
 		}
 	}

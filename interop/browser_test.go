@@ -252,6 +252,10 @@ func newBrowser(t *testing.T, exe string) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1280, 800),
+		// Without /dev/shm, Chromium keeps its shared memory in files of
+		// $TMPDIR, and leaves some behind when it is stopped: they go to
+		// the test's own directory.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -67,15 +66,7 @@ func sameStamp(a, b fs.FileInfo) bool {
 
 // readNamedAgents reads the named agents' file.
 func (s *Store) readNamedAgents(ctx context.Context) ([]NamedAgent, error) {
-	f, fi, err := openLockedContext(ctx, s.AgentsPath(), os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := readAll(f, fi)
+	data, err := readShared(ctx, s.AgentsPath())
 	if err != nil {
 		return nil, err
 	}

@@ -174,15 +174,7 @@ func joinStateLines(lines []stateLine) []byte {
 // for the lock ends with ctx's error if ctx is done first.
 func (s *Store) States(ctx context.Context) ([]State, error) {
 	path := s.StatesPath()
-	f, fi, err := openLockedContext(ctx, path, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	data, err := readAll(f, fi)
-	f.Close()
+	data, err := readShared(ctx, path)
 	if err != nil {
 		return nil, err
 	}

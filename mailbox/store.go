@@ -659,6 +659,20 @@ func (s *Store) Ignored() (map[string]bool, error) {
 	return set, nil
 }
 
+// readShared reads the whole file at path under a shared lock, as
+// openLockedContext takes it; a missing file reads as nothing.
+func readShared(ctx context.Context, path string) ([]byte, error) {
+	f, fi, err := openLockedContext(ctx, path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f, fi)
+}
+
 // readAll reads r, opened as the file fi describes, to its end in one
 // buffer sized to fit.
 func readAll(r io.Reader, fi fs.FileInfo) ([]byte, error) {

@@ -182,13 +182,12 @@ func newHTTPHandler(ctx context.Context, e *env, o *mcpOptions, logf func(string
 	if agents.window, err = ownWindow(ctx, client); err != nil {
 		return nil, client, err
 	}
-	tokens := &mailbox.Tokens{Store: store}
 	return mcp.NewHTTPHandler(mcp.HTTPOptions{
 		Version:      version,
 		Logf:         logf,
 		Resolve:      agents.resolve,
 		Token:        token,
-		NamedAgent:   tokens.Agent,
+		NamedAgent:   store.NamedAgentOf,
 		SessionKey:   sessionKey(token),
 		Host:         o.host,
 		AllowOrigins: o.origins(),

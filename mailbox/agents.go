@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -40,22 +39,60 @@ func (s *Store) AgentsPath() string { return filepath.Join(s.Root, dirName, agen
 
 // NamedAgents returns the named agents, sorted by name. A missing file is
 // an empty list; a line that cannot be read is an error, since a token
-// would be lost with it. The file is read again only when it changed:
-// every send looks at the list, which a hub of many agents makes long. The
-// list returned is shared: do not change it.
+// would be lost with it. The list returned is shared: do not change it.
 func (s *Store) NamedAgents(ctx context.Context) ([]NamedAgent, error) {
+	c, err := s.namedAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.list, nil
+}
+
+// NamedAgentOf returns the name of the named agent whose token is token,
+// or "" when no agent has it. Only a token with TokenPrefix is looked up.
+func (s *Store) NamedAgentOf(ctx context.Context, token string) (string, error) {
+	if !strings.HasPrefix(token, TokenPrefix) {
+		return "", nil
+	}
+	c, err := s.namedAgents(ctx)
+	if err != nil {
+		return "", err
+	}
+	// A map lookup by the hash tells nothing of the tokens by its
+	// timing: finding a token whose hash shares a prefix with one kept
+	// is as hard as finding the token.
+	return c.byHash[hashToken(token)], nil
+}
+
+// namedCache is what the named agents' file held when it was last read:
+// the agents, and their names by the hashes of their tokens.
+type namedCache struct {
+	stamp  fs.FileInfo
+	list   []NamedAgent
+	byHash map[string]string
+}
+
+// namedAgents returns the named agents' file as it is now. It is read
+// again only when it changed, so a removed agent's token is refused at
+// its next request, and a look costs a stat otherwise: every send and
+// every request with a token looks, and a hub may have many agents.
+func (s *Store) namedAgents(ctx context.Context) (*namedCache, error) {
 	stamp, _ := os.Stat(s.AgentsPath())
 	s.namedMu.Lock()
 	defer s.namedMu.Unlock()
-	if stamp != nil && s.namedStamp != nil && sameStamp(stamp, s.namedStamp) {
-		return s.named, nil
+	if c := s.named; c != nil && stamp != nil && c.stamp != nil && sameStamp(stamp, c.stamp) {
+		return c, nil
 	}
 	list, err := s.readNamedAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.named, s.namedStamp = list, stamp
-	return list, nil
+	c := &namedCache{stamp: stamp, list: list, byHash: make(map[string]string, len(list))}
+	for _, a := range list {
+		c.byHash[a.TokenHash] = a.Name
+	}
+	s.named = c
+	return c, nil
 }
 
 // sameStamp reports whether a and b are one version of one file: the same
@@ -169,51 +206,4 @@ func (s *Store) editAgents(ctx context.Context, edit func([]NamedAgent) ([]Named
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
-}
-
-// Tokens finds named agents by their tokens. It reads the agents file
-// again only when it changed, so a removed agent's token is refused at
-// its next request, and a lookup costs a stat otherwise.
-type Tokens struct {
-	Store *Store
-
-	mu     sync.Mutex
-	stamp  fs.FileInfo       // the file as it was read
-	hashes map[string]string // token hash → name
-}
-
-// Agent returns the name of the agent whose token is token, or "" when no
-// agent has it. Only a token with TokenPrefix is looked up.
-func (t *Tokens) Agent(ctx context.Context, token string) (string, error) {
-	if !strings.HasPrefix(token, TokenPrefix) {
-		return "", nil
-	}
-	hashes, err := t.load(ctx)
-	if err != nil {
-		return "", err
-	}
-	// A map lookup by the hash tells nothing of the tokens by its
-	// timing: finding a token whose hash shares a prefix with one kept
-	// is as hard as finding the token.
-	return hashes[hashToken(token)], nil
-}
-
-// load returns the token hashes, reading the file when it changed.
-func (t *Tokens) load(ctx context.Context) (map[string]string, error) {
-	stamp, _ := os.Stat(t.Store.AgentsPath())
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if stamp != nil && t.stamp != nil && sameStamp(stamp, t.stamp) {
-		return t.hashes, nil
-	}
-	list, err := t.Store.NamedAgents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hashes := make(map[string]string, len(list))
-	for _, a := range list {
-		hashes[a.TokenHash] = a.Name
-	}
-	t.stamp, t.hashes = stamp, hashes
-	return hashes, nil
 }

@@ -11,7 +11,6 @@ import (
 func TestNamedAgents(t *testing.T) {
 	ctx := context.Background()
 	s := New(t.TempDir())
-	tokens := &Tokens{Store: s}
 	if got, err := s.NamedAgents(ctx); err != nil || got != nil {
 		t.Fatalf("NamedAgents of a new store = %v, %v; want none", got, err)
 	}
@@ -47,7 +46,7 @@ func TestNamedAgents(t *testing.T) {
 		t.Errorf("AddNamedAgent with a taken name: %v, want %v", err, taken)
 	}
 	for token, want := range map[string]string{carol: "carol", dave: "dave", carol + "x": "", "": "", TokenPrefix: ""} {
-		if got, err := tokens.Agent(ctx, token); err != nil || got != want {
+		if got, err := s.NamedAgentOf(ctx, token); err != nil || got != want {
 			t.Errorf("Agent(%q) = %q, %v; want %q", token, got, err, want)
 		}
 	}
@@ -57,10 +56,10 @@ func TestNamedAgents(t *testing.T) {
 	if err := s.RemoveNamedAgent(ctx, "carol"); err == nil {
 		t.Error("removing carol twice succeeded")
 	}
-	if got, _ := tokens.Agent(ctx, carol); got != "" {
+	if got, _ := s.NamedAgentOf(ctx, carol); got != "" {
 		t.Errorf("a removed agent's token still names %q", got)
 	}
-	if got, _ := tokens.Agent(ctx, dave); got != "dave" {
+	if got, _ := s.NamedAgentOf(ctx, dave); got != "dave" {
 		t.Errorf("dave's token names %q after carol left", got)
 	}
 	list, err := s.NamedAgents(ctx)

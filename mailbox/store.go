@@ -59,11 +59,9 @@ type Store struct {
 	deliveryMu sync.Mutex
 	delivery   *deliveryCache
 
-	// named is what NamedAgents read of the named agents' file, and the
-	// file as it was then.
-	namedMu    sync.Mutex
-	named      []NamedAgent
-	namedStamp fs.FileInfo
+	// named is what was last read of the named agents' file.
+	namedMu sync.Mutex
+	named   *namedCache
 }
 
 // New returns a Store for root. It does no I/O and takes no lock.

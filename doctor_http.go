@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
-	"agentmail/internal/text"
 	"agentmail/mailbox"
 	"agentmail/mcp"
+	"agentmail/mcpclient"
 )
 
 // An HTTP entry of an assistant's configuration fails silently: a client
@@ -22,7 +20,7 @@ import (
 // and says nothing. So doctor calls the server as the assistant would,
 // with the headers it would send, and says what the answer means.
 
-// httpProbeWait bounds doctor's initialize to an HTTP entry's server.
+// httpProbeWait bounds each of doctor's calls to an HTTP entry's server.
 const httpProbeWait = 2 * time.Second
 
 // varRef matches a reference to a variable in a header value: $VAR,
@@ -96,44 +94,21 @@ func judgeHTTP(ctx context.Context, s mcpServer) check {
 		return problem("", "agentmail at "+s.url+": no "+mcp.HeaderPane+" or "+mcp.HeaderAgent+" header: the server cannot tell which agent this is, and refuses to connect",
 			`add the header "`+mcp.HeaderPane+`": "${TMUX_PANE}" (docs/http.md), or use a named agent's own token (docs/remote.md)`)
 	}
-	status, msg, err := probeHTTP(ctx, s.url, hdr)
+	// The server is called as the assistant would: initialize, then a
+	// tool that changes nothing.
+	c, err := mcpclient.New(mcpclient.Config{URL: s.url, Header: hdr, Version: version, Timeout: httpProbeWait})
+	if err != nil {
+		return problem("", "agentmail at "+s.url+": "+err.Error(), "")
+	}
+	defer c.Close()
+	_, err = c.CallTool(ctx, "list-recipients", nil, 0)
 	switch {
-	case err != nil:
-		return problem("", "agentmail at "+s.url+": "+err.Error(), "start it first: agentmail mcp --transport http --port N, with the port the entry names")
-	case status == http.StatusUnauthorized:
+	case errors.Is(err, mcpclient.ErrUnreachable):
+		return problem("", err.Error(), "start it first: agentmail mcp --transport http --port N, with the port the entry names")
+	case errors.Is(err, mcpclient.ErrToken):
 		return problem("", "agentmail at "+s.url+" refuses the token the entry sends", "export AGENTMAIL_TOKEN=$(cat .agentmail/http-token) from the server's project, or your agent's own token")
-	case status != http.StatusOK:
-		return problem("", fmt.Sprintf("agentmail at %s refuses to connect (HTTP %d): %s", s.url, status, msg), "")
+	case err != nil:
+		return problem("", "agentmail at "+s.url+" refuses to connect: "+err.Error(), "")
 	}
 	return ok("", "agentmail at "+s.url+" answers, and takes the token and the agent")
-}
-
-// probeHTTP sends an initialize to url with hdr and returns the status and
-// the error message of the answer, or why no answer came.
-func probeHTTP(ctx context.Context, url string, hdr http.Header) (int, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, httpProbeWait)
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agentmail-doctor","version":"` + version + `"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header = hdr.Clone()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			return 0, "", errors.New("nothing answers there")
-		}
-		return 0, "", fmt.Errorf("no answer: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	msg := string(b)
-	if m := regexp.MustCompile(`"message":"((?:[^"\\]|\\.)*)"`).FindStringSubmatch(msg); m != nil {
-		msg = m[1]
-	}
-	return resp.StatusCode, text.OneLine(msg), nil
 }

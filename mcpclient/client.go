@@ -69,6 +69,10 @@ type Config struct {
 	// else about the local machine is: a pane id of this machine means
 	// nothing to the hub's tmux.
 	Agent string
+	// Header, when set, holds headers sent with every request, before the
+	// token and the agent: what an assistant's configuration sends, for
+	// doctor to call a server as that assistant would.
+	Header http.Header
 	// Version is this agentmail's version, told to the hub.
 	Version string
 	// Timeout replaces CallTimeout when set (tests).

@@ -105,6 +105,9 @@ func (c *Client) post(ctx context.Context, method string, params any, session, v
 
 // headers sets a request's headers. The token goes only here.
 func (c *Client) headers(h http.Header, session, version string) {
+	for k, v := range c.cfg.Header {
+		h[k] = v
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
 	h.Set("User-Agent", "agentmail/"+c.cfg.Version)

@@ -45,17 +45,19 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	if remote() {
-		return receiveRemote(ctx, e, *hook, wait.d)
-	}
-	svc := e.service("warning: ")
 	// The message is written out before it is marked read: one that cannot
 	// be written (a full disk, a closed pipe) stays unread. Nor is one
 	// written to /dev/null, where it would be lost as surely.
+	switch {
+	case *hook && isNull(e.stderr):
+		return nil
+	case !*hook && isNull(e.stdout):
+		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
+	case remote():
+		return receiveRemote(ctx, e, *hook, wait.d)
+	}
+	svc := e.service("warning: ")
 	if *hook {
-		if isNull(e.stderr) {
-			return nil
-		}
 		// A hook says nothing but the mail, and waits at most hookWait for
 		// a mailbox that another process holds: the mail stays for the
 		// next time.
@@ -65,14 +67,11 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 		svc.LockWait = hookWait
 		ctx, cancel := context.WithTimeout(ctx, hookWait+wait.d)
 		defer cancel()
-		out := &messageWriter{w: e.stderr, prefix: "You got new mail\n", markWait: hookWait, visible: isTerminal(e.stderr)}
+		out := &messageWriter{w: e.stderr, prefix: hookNotice, markWait: hookWait, visible: isTerminal(e.stderr)}
 		if m, err := out.receive(ctx, svc, wait.d); err != nil || m == nil {
 			return nil
 		}
 		return &exitError{code: 2}
-	}
-	if isNull(e.stdout) {
-		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
 	}
 	out := &messageWriter{w: e.stdout, warn: e.stderr, markWait: tools.DefaultLockWait, visible: isTerminal(e.stdout)}
 	m, err := out.receive(ctx, svc, wait.d)
@@ -84,6 +83,9 @@ func runReceive(ctx context.Context, e *env, args []string) error {
 	}
 	return err
 }
+
+// hookNotice starts what receive --hook writes, before the message.
+const hookNotice = "You got new mail\n"
 
 // deliverWait bounds how long receive keeps a mailbox locked while it
 // writes a message out. A write that fails within it leaves the message

@@ -89,18 +89,14 @@ func sendRemote(ctx context.Context, e *env, to []string, message, replyTo strin
 
 // receiveRemote receives through the hub, as receive and receive --hook
 // do. The hub marks the message read once its answer has left; a message
-// that cannot be written here is lost, so standard output (or, for a
-// hook, standard error) that discards what is written is refused first,
-// as locally.
+// that cannot be written here is lost, so runReceive has refused an output
+// that discards what is written.
 func receiveRemote(ctx context.Context, e *env, hook bool, wait time.Duration) error {
 	args := map[string]any{}
 	if wait > 0 {
 		args["timeout_seconds"] = wait.Seconds()
 	}
 	if hook {
-		if isNull(e.stderr) {
-			return nil
-		}
 		c, err := hubClient(hookRemoteWait)
 		if err != nil {
 			return nil
@@ -110,11 +106,8 @@ func receiveRemote(ctx context.Context, e *env, hook bool, wait time.Duration) e
 		if err != nil || noMail(r) {
 			return nil
 		}
-		writeReceived(e.stderr, "You got new mail\n", r.Text)
+		writeReceived(e.stderr, hookNotice, r.Text)
 		return &exitError{code: 2}
-	}
-	if isNull(e.stdout) {
-		return errors.New("standard output discards what is written to it (/dev/null, or closed): mail stays unread")
 	}
 	r, err := callHub(ctx, "receive", args, wait)
 	if err != nil {

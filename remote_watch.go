@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -116,47 +115,53 @@ func unseen(in tools.Inbox, seen map[string]bool) []mailbox.Message {
 // remoteUnannounced waits for unread mail that no wake hook of this
 // machine announced for the agent, records it as announced, and returns
 // it. A later wake hook for the same agent on this machine takes the
-// place of this one, which then returns nothing.
+// place of this one, which then returns nothing: the places are kept as
+// a project's are (mailbox.Store.StartWatcher), in a directory of this
+// machine's state for the hub.
 func remoteUnannounced(ctx context.Context, c *mcpclient.Client) ([]mailbox.Message, error) {
-	var record, me string
+	var w *mailbox.Watcher
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
+	var record string
 	var fresh []mailbox.Message
 	err := pollInbox(ctx, c, func(in tools.Inbox) (bool, error) {
-		if record == "" {
-			var err error
-			if record, me, err = startRemoteWatcher(c.URL(), in.Agent); err != nil {
+		if w == nil {
+			dir, err := hubStateDir(c.URL())
+			if err != nil {
 				return true, err
 			}
+			if w, err = mailbox.New(dir).StartWatcher(in.Agent); err != nil {
+				return true, err
+			}
+			record = filepath.Join(dir, in.Agent+".announced")
 		}
-		if b, _ := os.ReadFile(record + ".watcher"); string(b) != me {
-			return true, nil // replaced
+		if w.Replaced() {
+			return true, nil
 		}
 		var err error
-		fresh, err = announceRemote(record+".announced", in)
+		fresh, err = announceRemote(record, in)
 		return len(fresh) > 0, err
 	})
 	return fresh, err
 }
 
-// startRemoteWatcher claims the place of the wake hook for agent at the
-// hub, and returns the path of its record, without extension, and the
-// claim.
-func startRemoteWatcher(hubURL, agent string) (record, claim string, err error) {
+// hubStateDir returns the directory of this machine's state for the hub
+// at hubURL, under $XDG_STATE_HOME/agentmail/hubs.
+func hubStateDir(hubURL string) (string, error) {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", "", err
+			return "", err
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
 	sum := sha256.Sum256([]byte(hubURL))
 	dir = filepath.Join(dir, "agentmail", "hubs", hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", err
-	}
-	record = filepath.Join(dir, strings.ReplaceAll(agent, "/", "_"))
-	claim = rand.Text()
-	return record, claim, lockedfile.Write(record+".watcher", strings.NewReader(claim), 0o600)
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // announceRemote returns the unread messages of in that the record at

@@ -374,6 +374,27 @@ func TestIgnoredNeverRung(t *testing.T) {
 	fx.wantRings(map[string]int{"%2": 1})
 }
 
+// A person's address and a named agent have no pane: a window that takes
+// such a name is never rung for its mail.
+func TestAddressesNeverRung(t *testing.T) {
+	fx := newFixture(t)
+	fx.term.window("human", "%1")
+	fx.term.window("carol", "%2")
+	fx.term.window("bob", "%3")
+	if err := fx.store.AddPerson("human"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.store.AddNamedAgent(context.Background(), "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"human", "carol", "bob"} {
+		fx.mail(name)
+	}
+	fx.status("carol", "ready", "%2")
+	fx.pass()
+	fx.wantRings(map[string]int{"%3": 1})
+}
+
 func TestUnreadableStatesRingNobody(t *testing.T) {
 	fx := newFixture(t)
 	fx.term.window("bob", "%1")
